@@ -1,0 +1,23 @@
+// The subcommands of the `graphworld` CLI. Each lives in its own cmd_*.cc
+// with its option declarations and help text.
+#pragma once
+
+#include <vector>
+
+#include "launch/cli_args.h"
+
+namespace graphworld {
+
+struct Subcommand {
+  CliCommand spec;
+  int (*run)(const CliArgs& args);
+};
+
+Subcommand import_command();
+Subcommand run_command();
+Subcommand check_command();
+Subcommand zoo_command();
+Subcommand devices_command();
+Subcommand bench_command();
+
+}  // namespace graphworld

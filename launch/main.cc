@@ -1,0 +1,58 @@
+// The `graphworld` command-line tool.
+//
+// Every error a user can cause ends here as one clear message on stderr and
+// exit status 2; nothing is allowed to crash or print a stack trace.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "launch/commands.h"
+
+namespace {
+
+const std::vector<graphworld::Subcommand>& all_commands() {
+  static const std::vector<graphworld::Subcommand> commands = {
+      graphworld::import_command(), graphworld::run_command(),     graphworld::check_command(),
+      graphworld::zoo_command(),    graphworld::devices_command(), graphworld::bench_command()};
+  return commands;
+}
+
+void print_usage() {
+  std::printf("usage: graphworld COMMAND [options]\n\n"
+              "graphworld optimises deep-learning computation graphs (ONNX) with verified substitutions.\n\n"
+              "commands:\n");
+  for (const auto& command : all_commands()) std::printf("  %-10s %s\n", command.spec.name.c_str(), command.spec.summary.c_str());
+  std::printf("\nRun 'graphworld COMMAND --help' for the options of a command.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" || std::string(argv[1]) == "help") {
+    print_usage();
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string name = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  for (const auto& command : all_commands()) {
+    if (command.spec.name != name) continue;
+    try {
+      graphworld::CliArgs parsed(command.spec, args);
+      if (parsed.help_requested()) {
+        std::printf("%s", graphworld::render_help(command.spec).c_str());
+        return 0;
+      }
+      return command.run(parsed);
+    } catch (const graphworld::Error& e) {
+      std::fprintf(stderr, "graphworld %s: error: %s\n", name.c_str(), e.what());
+      return 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "graphworld %s: internal error: %s\n", name.c_str(), e.what());
+      return 3;
+    }
+  }
+  std::fprintf(stderr, "graphworld: unknown command '%s'; run 'graphworld --help' for the list\n", name.c_str());
+  return 2;
+}

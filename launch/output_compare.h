@@ -1,0 +1,23 @@
+// Numerical comparison of two sets of model outputs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "env/graph/tensor.h"
+
+namespace graphworld {
+
+struct OutputDifference {
+  double max_abs_err = 0;
+  // max over outputs of max|a - b| / max(max|a|, 1e-6): error relative to the
+  // output's scale, so near-zero elements do not inflate it.
+  double max_rel_err = 0;
+};
+
+// Throws UsageError if the counts, shapes or types differ.
+OutputDifference compare_outputs(const std::vector<std::shared_ptr<TensorData>>& expected,
+                                 const std::vector<std::shared_ptr<TensorData>>& actual);
+
+}  // namespace graphworld

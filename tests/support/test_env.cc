@@ -1,0 +1,132 @@
+#include "tests/support/test_env.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace graphworld::testing {
+namespace fs = std::filesystem;
+
+std::string source_dir() { return GRAPHWORLD_SOURCE_DIR; }
+
+std::string graphworld_binary() {
+  const char* path = std::getenv("GRAPHWORLD_BIN");
+  return path ? path : std::string(GRAPHWORLD_BINARY_DIR) + "/launch/graphworld";
+}
+
+std::string model_path(const std::string& file_name) {
+  const char* dir = std::getenv("GRAPHWORLD_TEST_MODELS");
+  std::string base = dir ? dir : std::string(GRAPHWORLD_TEST_MODELS_DIR);
+  std::string path = base + "/" + file_name;
+  if (!fs::exists(path))
+    ADD_FAILURE() << "test model " << path
+                  << " is missing: run '/usr/bin/python3 tests/data/export_models.py " << base << "' (ctest does)";
+  return path;
+}
+
+std::string scratch_dir() {
+  static std::string dir = [] {
+    std::string d = std::string(GRAPHWORLD_BINARY_DIR) + "/test-scratch/" + std::to_string(::getpid());
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+int run_command(const std::string& command, std::string* output) {
+  std::string full = command + " 2>&1";
+  FILE* pipe = ::popen(full.c_str(), "r");
+  if (!pipe) return -1;
+  std::array<char, 4096> buffer;
+  std::string text;
+  size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) text.append(buffer.data(), n);
+  int status = ::pclose(pipe);
+  if (output) *output = text;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void write_tensor_dir(const std::string& dir, const std::vector<std::string>& names,
+                      const std::vector<std::shared_ptr<const TensorData>>& tensors) {
+  fs::create_directories(dir);
+  std::ostringstream manifest;
+  manifest << "{\"tensors\":[";
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    std::string file = std::to_string(k) + ".bin";
+    std::ofstream out(dir + "/" + file, std::ios::binary);
+    out.write(static_cast<const char*>(tensors[k]->raw()), static_cast<std::streamsize>(tensors[k]->nbytes()));
+    manifest << (k ? "," : "") << "{\"name\":\"" << names[k] << "\",\"dtype\":\"" << dtype_name(tensors[k]->dtype())
+             << "\",\"shape\":" << shape_to_string(tensors[k]->shape()) << ",\"file\":\"" << file << "\"}";
+  }
+  manifest << "]}";
+  std::ofstream(dir + "/manifest.json") << manifest.str();
+}
+
+std::vector<std::shared_ptr<TensorData>> read_tensor_dir(const std::string& dir) {
+  std::ifstream in(dir + "/manifest.json");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  // The manifest is written by tests/tools/ort_run.mjs in a fixed shape.
+  std::regex entry(R"re(\{[^{}]*"dtype"\s*:\s*"(\w+)"[^{}]*"shape"\s*:\s*\[([^\]]*)\][^{}]*"file"\s*:\s*"([^"]+)"[^{}]*\})re");
+  std::vector<std::shared_ptr<TensorData>> tensors;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), entry); it != std::sregex_iterator(); ++it) {
+    Shape shape;
+    std::stringstream dims((*it)[2].str());
+    std::string dim;
+    while (std::getline(dims, dim, ','))
+      if (dim.find_first_not_of(" \t") != std::string::npos) shape.push_back(std::stoll(dim));
+    DType dtype = (*it)[1].str() == "int64" ? DType::Int64 : DType::Float32;
+    auto data = std::make_shared<TensorData>(dtype, shape);
+    std::ifstream file(dir + "/" + (*it)[3].str(), std::ios::binary);
+    file.read(static_cast<char*>(data->raw()), static_cast<std::streamsize>(data->nbytes()));
+    EXPECT_TRUE(file.good()) << "short tensor file " << (*it)[3].str() << " in " << dir;
+    tensors.push_back(data);
+  }
+  return tensors;
+}
+
+std::vector<std::shared_ptr<TensorData>> run_onnxruntime(const std::string& model_file, const Graph& graph,
+                                                         const std::vector<std::shared_ptr<const TensorData>>& inputs) {
+  static int counter = 0;
+  std::string base = scratch_dir() + "/ort" + std::to_string(counter++);
+  std::vector<std::string> names;
+  for (OpId id : graph.input_ops()) names.push_back(graph.op(id).name);
+  write_tensor_dir(base + "/in", names, inputs);
+  std::string output;
+  std::string command = "node " + source_dir() + "/tests/tools/ort_run.mjs --model '" + model_file + "' --inputs " +
+                        base + "/in --outputs " + base + "/out --threads 1 --opt disabled";
+  int status = run_command(command, &output);
+  EXPECT_EQ(status, 0) << command << "\n" << output;
+  if (status != 0) return {};
+  return read_tensor_dir(base + "/out");
+}
+
+OrtComparison ort_compare(const std::string& model_a, const std::string& model_b) {
+  std::string output;
+  std::string command = "node " + source_dir() + "/tests/tools/ort_compare.mjs '" + model_a + "' '" + model_b + "' --json";
+  int status = run_command(command, &output);
+  EXPECT_EQ(status, 0) << command << "\n" << output;
+  OrtComparison result;
+  std::smatch m;
+  auto number = [&](const char* key) {
+    std::regex re(std::string("\"") + key + R"re("\s*:\s*([-0-9.eE+]+|null))re");
+    if (std::regex_search(output, m, re) && m[1] != "null") return std::stod(m[1]);
+    ADD_FAILURE() << "no " << key << " in ort_compare output: " << output;
+    return -1.0;
+  };
+  result.max_abs_err = number("max_abs_err");
+  result.max_rel_err = number("max_rel_err");
+  result.outputs = static_cast<int>(number("outputs"));
+  return result;
+}
+
+}  // namespace graphworld::testing

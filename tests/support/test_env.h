@@ -1,0 +1,41 @@
+// Shared helpers for the test suite: where generated models live, and the
+// independent runtime (onnxruntime-node) driven through tests/tools scripts.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "env/graph/graph.h"
+
+namespace graphworld::testing {
+
+// Directory of models exported by tests/data/export_models.py (ctest sets
+// GRAPHWORLD_TEST_MODELS). Fails the calling test if a model is missing.
+std::string model_path(const std::string& file_name);
+std::string source_dir();
+std::string graphworld_binary();  // the CLI under test
+std::string scratch_dir();  // a fresh per-process directory under the build tree
+
+// Writes tensors in the tests/tools tensor-directory format.
+void write_tensor_dir(const std::string& dir, const std::vector<std::string>& names,
+                      const std::vector<std::shared_ptr<const TensorData>>& tensors);
+std::vector<std::shared_ptr<TensorData>> read_tensor_dir(const std::string& dir);
+
+// Runs `model` in onnxruntime (graph optimisations off, 1 thread) on the given
+// inputs, named as the graph's inputs.
+std::vector<std::shared_ptr<TensorData>> run_onnxruntime(const std::string& model_file, const Graph& graph,
+                                                         const std::vector<std::shared_ptr<const TensorData>>& inputs);
+
+struct OrtComparison {
+  double max_abs_err = -1;
+  double max_rel_err = -1;
+  int outputs = 0;
+};
+// tests/tools/ort_compare.mjs: both models in onnxruntime on the same inputs.
+OrtComparison ort_compare(const std::string& model_a, const std::string& model_b);
+
+// Runs a shell command, returning its exit status and combined output.
+int run_command(const std::string& command, std::string* output);
+
+}  // namespace graphworld::testing
