@@ -25,6 +25,14 @@ int run_run(const CliArgs& args) {
   executor.run(random_inputs(model.graph, static_cast<uint64_t>(args.int_value("--seed", 1))));
   LatencyStats stats = measure_latency([&] { executor.run_for_timing(); }, static_cast<int>(warmup),
                                        static_cast<int>(iters));
+  if (args.flag("--profile")) {
+    executor.set_profiling(true);
+    for (int i = 0; i < iters; ++i) executor.run_for_timing();
+    std::printf("time per op type (%lld runs, ms per run):\n", static_cast<long long>(iters));
+    for (const auto& [type, time] : executor.profile())
+      std::printf("  %-14s %9.3f ms  %5lld calls\n", type.c_str(), time.total_ms / static_cast<double>(iters),
+                  static_cast<long long>(time.calls / iters));
+  }
   if (args.flag("--json")) {
     JsonWriter json;
     json.begin_object()
@@ -55,6 +63,7 @@ Subcommand run_command() {
             {"--threads", "", "T", "intra-op threads (default: all cores)"},
             {"--seed", "", "S", "seed of the random inputs (default 1)"},
             {"--batch", "", "N", "batch size for zoo models (default 1)"},
+            {"--profile", "", "", "also time each op type and print the breakdown"},
             {"--json", "", "", "print one JSON object"}}},
           run_run};
 }

@@ -3,25 +3,39 @@
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <array>
 #include <thread>
+
+#include "common/stopwatch.h"
 
 #include "common/error.h"
 #include "env/ops/aten_kernels.h"
+#include "env/ops/onednn_kernels.h"
 
 namespace graphworld {
 
 int set_compute_threads(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   at::set_num_threads(threads);
+  // OpenBLAS keeps its own pthread pool, which spins against ATen's OpenMP
+  // threads for the same cores (a transformer ran 4x slower on 2 cores).
+  // ATen parallelises around BLAS calls, so OpenBLAS runs single-threaded.
+  using SetThreads = void (*)(int);
+  if (auto set_blas = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) set_blas(1);
   return threads;
 }
 
 struct Executor::Plan {
   struct Step {
     const Op* op;
+    PreparedOp prepared;  // oneDNN-packed weights, for convolutions
     std::vector<int> input_slots;
     std::vector<int> output_slots;
     std::vector<int> release_after;  // slots whose last use is this step
+    bool first_input_dies = false;   // input 0 is released after this step and read nowhere else in it
   };
   Graph graph;  // own copy: the plan points into its ops
   int threads = 1;
@@ -31,6 +45,8 @@ struct Executor::Plan {
   std::vector<bool> persistent;     // weights and folded constants stay across runs
   std::vector<Step> steps;
   std::vector<std::shared_ptr<const TensorData>> last_inputs;
+  bool profiling = false;
+  std::array<Executor::OpTypeTime, kNumOpTypes> op_time{};
 };
 
 Executor::Executor(const Graph& graph, ExecutorOptions options) : plan_(std::make_unique<Plan>()) {
@@ -69,7 +85,7 @@ Executor::Executor(const Graph& graph, ExecutorOptions options) : plan_(std::mak
     }
     bool all_constant = true;
     for (const TensorRef& ref : op.inputs) all_constant = all_constant && constant[ref.op];
-    Plan::Step step{&op, {}, {}, {}};
+    Plan::Step step{&op, {}, {}, {}, {}};
     for (const TensorRef& ref : op.inputs) step.input_slots.push_back(slot_of(ref));
     for (size_t k = 0; k < op.outputs.size(); ++k) step.output_slots.push_back(first_slot[id] + static_cast<int>(k));
     if (all_constant) {
@@ -83,6 +99,9 @@ Executor::Executor(const Graph& graph, ExecutorOptions options) : plan_(std::mak
       }
       continue;
     }
+    std::vector<at::Tensor> constant_args;
+    for (const TensorRef& ref : op.inputs) constant_args.push_back(constant[ref.op] ? p.slots[slot_of(ref)] : at::Tensor());
+    step.prepared = prepare_onednn(op, constant_args);
     steps.push_back(std::move(step));
   }
   for (OpId id : g.input_ops()) p.input_slots.push_back(slot_of({id, 0}));
@@ -97,6 +116,13 @@ Executor::Executor(const Graph& graph, ExecutorOptions options) : plan_(std::mak
   for (int slot = 0; slot < count; ++slot)
     if (last_reader[slot] >= 0 && !p.persistent[slot] && !is_output[slot])
       steps[last_reader[slot]].release_after.push_back(slot);
+  for (Plan::Step& step : steps) {
+    if (step.input_slots.empty()) continue;
+    int first = step.input_slots[0];
+    bool released = std::find(step.release_after.begin(), step.release_after.end(), first) != step.release_after.end();
+    bool read_twice = std::count(step.input_slots.begin(), step.input_slots.end(), first) > 1;
+    step.first_input_dies = released && !read_twice;
+  }
   p.steps = std::move(steps);
   // Constants that no compute step reads and no output needs can go now.
   for (int slot = 0; slot < count; ++slot)
@@ -106,6 +132,19 @@ Executor::Executor(const Graph& graph, ExecutorOptions options) : plan_(std::mak
 Executor::~Executor() = default;
 
 int Executor::threads() const { return plan_->threads; }
+
+void Executor::set_profiling(bool on) {
+  plan_->profiling = on;
+  plan_->op_time.fill({});
+}
+
+std::vector<std::pair<std::string, Executor::OpTypeTime>> Executor::profile() const {
+  std::vector<std::pair<std::string, OpTypeTime>> rows;
+  for (int t = 0; t < kNumOpTypes; ++t)
+    if (plan_->op_time[t].calls) rows.emplace_back(std::string(op_type_name(static_cast<OpType>(t))), plan_->op_time[t]);
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.total_ms > b.second.total_ms; });
+  return rows;
+}
 
 std::vector<std::shared_ptr<TensorData>> Executor::run(const std::vector<std::shared_ptr<const TensorData>>& inputs) {
   Plan& p = *plan_;
@@ -124,7 +163,7 @@ std::vector<std::shared_ptr<TensorData>> Executor::run(const std::vector<std::sh
   p.last_inputs = inputs;
   run_for_timing();
   std::vector<std::shared_ptr<TensorData>> outputs;
-  for (int s : p.output_slots) outputs.push_back(from_aten(p.slots[s]));
+  for (int s : p.output_slots) outputs.push_back(from_aten(p.slots[s]));  // dense since run_for_timing
   return outputs;
 }
 
@@ -139,8 +178,16 @@ void Executor::run_for_timing() {
     args.clear();
     for (int s : step.input_slots) args.push_back(p.slots[s]);
     std::vector<at::Tensor> outs;
+    Stopwatch watch;
     try {
-      outs = run_aten_op(*step.op, args);
+      outs = run_layout_aware(*step.op, step.prepared, args, step.first_input_dies);
+      if (p.profiling) {
+        auto& entry = p.op_time[static_cast<size_t>(step.op->type)];
+        entry.total_ms += watch.elapsed_ms();
+        ++entry.calls;
+      }
+      // Keep layout conversions so later readers of the same value reuse them.
+      for (size_t k = 0; k < args.size(); ++k) p.slots[step.input_slots[k]] = args[k];
     } catch (const c10::Error& e) {
       throw GraphError("executing " + std::string(op_type_name(step.op->type)) + " '" + step.op->name +
                        "' failed: " + e.what_without_backtrace());
@@ -148,6 +195,8 @@ void Executor::run_for_timing() {
     for (size_t k = 0; k < outs.size(); ++k) p.slots[step.output_slots[k]] = std::move(outs[k]);
     for (int s : step.release_after) p.slots[s] = at::Tensor();
   }
+  for (int s : p.output_slots)
+    if (p.slots[s].is_mkldnn()) p.slots[s] = p.slots[s].to_dense();
 }
 
 std::vector<std::shared_ptr<const TensorData>> random_inputs(const Graph& graph, uint64_t seed) {

@@ -36,6 +36,15 @@ class Executor {
 
   int threads() const;
 
+  // Per-op-type time accumulated by runs while profiling is on (each op is
+  // timed separately, which adds a little overhead).
+  struct OpTypeTime {
+    double total_ms = 0;
+    int64_t calls = 0;
+  };
+  void set_profiling(bool on);
+  std::vector<std::pair<std::string, OpTypeTime>> profile() const;  // slowest first
+
  private:
   struct Plan;
   std::unique_ptr<Plan> plan_;

@@ -1,0 +1,117 @@
+#include "env/ops/onednn_kernels.h"
+
+#include <ATen/Context.h>
+
+#include "env/ops/aten_kernels.h"
+
+namespace graphworld {
+namespace {
+
+bool symmetric(const std::vector<int64_t>& pads) { return pads[0] == pads[2] && pads[1] == pads[3]; }
+
+// Pools run in oneDNN only with padding ATen's pool kernels accept directly.
+bool simple_pool(const Op& op) {
+  auto kernel = op.attrs.get_ints(AttrKey::KernelShape, {1, 1});
+  auto pads = op.attrs.get_ints(AttrKey::Pads, {0, 0, 0, 0});
+  auto dil = op.attrs.get_ints(AttrKey::Dilations, {1, 1});
+  return symmetric(pads) && pads[0] * 2 <= kernel[0] && pads[1] * 2 <= kernel[1] && dil == std::vector<int64_t>{1, 1};
+}
+
+at::Tensor& as_onednn(at::Tensor& t) {
+  if (!t.is_mkldnn()) t = t.contiguous().to_mkldnn();
+  return t;
+}
+
+at::Tensor activate(at::Tensor t, const Op& op) {
+  switch (static_cast<Activation>(op.attrs.get_int(AttrKey::Activation, 0))) {
+    case Activation::None: return t;
+    case Activation::Relu: return t.relu_();
+    case Activation::Sigmoid: return t.sigmoid_();
+    case Activation::Tanh: return t.tanh_();
+  }
+  return t;
+}
+
+}  // namespace
+
+bool onednn_available() { return at::hasMKLDNN() && at::globalContext().userEnabledMkldnn(); }
+
+PreparedOp prepare_onednn(const Op& op, const std::vector<at::Tensor>& constant_inputs) {
+  PreparedOp prepared;
+  if (op.type != OpType::Conv || !onednn_available()) return prepared;
+  auto pads = op.attrs.get_ints(AttrKey::Pads, {0, 0, 0, 0});
+  if (!symmetric(pads) || !constant_inputs.at(1).defined()) return prepared;
+  if (constant_inputs.size() > 2 && !constant_inputs[2].defined()) return prepared;
+  std::vector<int64_t> padding = {pads[0], pads[1]};
+  prepared.packed_weight = at::mkldnn_reorder_conv2d_weight(
+      constant_inputs[1].contiguous().to_mkldnn(), padding, op.attrs.get_ints(AttrKey::Strides, {1, 1}),
+      op.attrs.get_ints(AttrKey::Dilations, {1, 1}), op.attrs.get_int(AttrKey::Group, 1));
+  if (constant_inputs.size() > 2) prepared.bias = constant_inputs[2].contiguous().to_mkldnn();
+  return prepared;
+}
+
+std::vector<at::Tensor> run_layout_aware(const Op& op, const PreparedOp& prepared, std::vector<at::Tensor>& args,
+                                         bool first_input_dies) {
+  bool first_blocked = !args.empty() && args[0].is_mkldnn();
+  // In place only on tensors this op owns outright (not views of graph inputs or weights).
+  bool in_place = first_input_dies && first_blocked;
+  switch (op.type) {
+    case OpType::Conv:
+      if (prepared.packed_weight.defined()) {
+        auto pads = op.attrs.get_ints(AttrKey::Pads, {0, 0, 0, 0});
+        c10::optional<at::Tensor> bias;
+        if (prepared.bias.defined()) bias = prepared.bias;
+        at::Tensor out = at::mkldnn_convolution(as_onednn(args[0]), prepared.packed_weight, bias, {pads[0], pads[1]},
+                                                op.attrs.get_ints(AttrKey::Strides, {1, 1}),
+                                                op.attrs.get_ints(AttrKey::Dilations, {1, 1}),
+                                                op.attrs.get_int(AttrKey::Group, 1));
+        return {activate(out, op)};
+      }
+      break;
+    case OpType::Relu:
+      if (first_blocked) return {in_place ? args[0].relu_() : at::relu(args[0])};
+      break;
+    case OpType::Sigmoid:
+      if (first_blocked) return {in_place ? args[0].sigmoid_() : at::sigmoid(args[0])};
+      break;
+    case OpType::Tanh:
+      if (first_blocked) return {in_place ? args[0].tanh_() : at::tanh(args[0])};
+      break;
+    case OpType::Add:
+    case OpType::Mul:
+      // oneDNN's add/mul do not broadcast.
+      if ((args[0].is_mkldnn() || args[1].is_mkldnn()) && args[0].sizes() == args[1].sizes()) {
+        as_onednn(args[0]);
+        as_onednn(args[1]);
+        return {op.type == OpType::Add ? at::add(args[0], args[1]) : at::mul(args[0], args[1])};
+      }
+      break;
+    case OpType::BatchNorm:
+      if (first_blocked)
+        return {at::batch_norm(args[0], args[1], args[2], args[3], args[4], false, 0.0,
+                               op.attrs.get_float(AttrKey::Epsilon, 1e-5), false)};
+      break;
+    case OpType::MaxPool:
+    case OpType::AvgPool:
+      if (first_blocked && simple_pool(op)) {
+        auto kernel = op.attrs.require_ints(AttrKey::KernelShape);
+        auto strides = op.attrs.get_ints(AttrKey::Strides, {1, 1});
+        auto pads = op.attrs.get_ints(AttrKey::Pads, {0, 0, 0, 0});
+        bool ceil_mode = op.attrs.get_int(AttrKey::CeilMode, 0);
+        if (op.type == OpType::MaxPool) return {at::max_pool2d(args[0], kernel, strides, {pads[0], pads[1]}, {1, 1}, ceil_mode)};
+        return {at::avg_pool2d(args[0], kernel, strides, {pads[0], pads[1]}, ceil_mode,
+                               op.attrs.get_int(AttrKey::CountIncludePad, 0) != 0)};
+      }
+      break;
+    case OpType::GlobalAvgPool:
+      if (first_blocked && args[0].dim() == 4) return {at::adaptive_avg_pool2d(args[0], {1, 1})};
+      break;
+    default:
+      break;
+  }
+  for (at::Tensor& a : args)
+    if (a.defined() && a.is_mkldnn()) a = a.to_dense();
+  return run_aten_op(op, args);
+}
+
+}  // namespace graphworld
