@@ -170,7 +170,7 @@ std::vector<std::shared_ptr<TensorData>> Executor::run(const std::vector<std::sh
 void Executor::run_for_timing() {
   Plan& p = *plan_;
   if (p.last_inputs.empty() && !p.input_slots.empty()) p.last_inputs = random_inputs(p.graph, 1);
-  at::set_num_threads(p.threads);
+  if (at::get_num_threads() != p.threads) at::set_num_threads(p.threads);
   c10::InferenceMode guard;
   for (size_t k = 0; k < p.input_slots.size(); ++k) p.slots[p.input_slots[k]] = to_aten(p.last_inputs[k]);
   std::vector<at::Tensor> args;
