@@ -14,16 +14,6 @@ std::vector<int64_t> attr_ints(const Op& op, AttrKey key, std::vector<int64_t> f
   return op.attrs.get_ints(key, std::move(fallback));
 }
 
-at::Tensor apply_activation(at::Tensor t, const Op& op) {
-  switch (static_cast<Activation>(op.attrs.get_int(AttrKey::Activation, 0))) {
-    case Activation::None: return t;
-    case Activation::Relu: return t.relu_();
-    case Activation::Sigmoid: return t.sigmoid_();
-    case Activation::Tanh: return t.tanh_();
-  }
-  throw GraphError("unknown activation on " + op.name);
-}
-
 // ATen pads the last dimension first: [w_begin, w_end, h_begin, h_end].
 std::vector<int64_t> aten_spatial_pads(const std::vector<int64_t>& onnx_pads) {
   return {onnx_pads[1], onnx_pads[3], onnx_pads[0], onnx_pads[2]};
@@ -134,6 +124,16 @@ at::Tensor pad(const Op& op, const at::Tensor& x) {
 }
 
 }  // namespace
+
+at::Tensor apply_activation(at::Tensor t, const Op& op) {
+  switch (static_cast<Activation>(op.attrs.get_int(AttrKey::Activation, 0))) {
+    case Activation::None: return t;
+    case Activation::Relu: return t.relu_();
+    case Activation::Sigmoid: return t.sigmoid_();
+    case Activation::Tanh: return t.tanh_();
+  }
+  throw GraphError("unknown activation on " + op.name);
+}
 
 at::ScalarType scalar_type_of(DType dtype) { return dtype == DType::Float32 ? at::kFloat : at::kLong; }
 

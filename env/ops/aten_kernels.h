@@ -16,6 +16,9 @@ namespace graphworld {
 // Computes the outputs of `op` (a non-leaf op) from its input values.
 std::vector<at::Tensor> run_aten_op(const Op& op, const std::vector<at::Tensor>& inputs);
 
+// Applies an op's fused activation (AttrKey::Activation) to `t` in place.
+at::Tensor apply_activation(at::Tensor t, const Op& op);
+
 // The value of a Weight op: its data wrapped without copying, or its
 // seeded-random values.
 at::Tensor weight_tensor(const Op& weight_op);

@@ -22,16 +22,6 @@ at::Tensor& as_onednn(at::Tensor& t) {
   return t;
 }
 
-at::Tensor activate(at::Tensor t, const Op& op) {
-  switch (static_cast<Activation>(op.attrs.get_int(AttrKey::Activation, 0))) {
-    case Activation::None: return t;
-    case Activation::Relu: return t.relu_();
-    case Activation::Sigmoid: return t.sigmoid_();
-    case Activation::Tanh: return t.tanh_();
-  }
-  return t;
-}
-
 }  // namespace
 
 bool onednn_available() { return at::hasMKLDNN() && at::globalContext().userEnabledMkldnn(); }
@@ -65,7 +55,7 @@ std::vector<at::Tensor> run_layout_aware(const Op& op, const PreparedOp& prepare
                                                 op.attrs.get_ints(AttrKey::Strides, {1, 1}),
                                                 op.attrs.get_ints(AttrKey::Dilations, {1, 1}),
                                                 op.attrs.get_int(AttrKey::Group, 1));
-        return {activate(out, op)};
+        return {apply_activation(out, op)};
       }
       break;
     case OpType::Relu:
