@@ -134,7 +134,8 @@ void Graph::check_structure() const {
       throw GraphError(describe_op(*this, static_cast<OpId>(i)) + " has neither data nor a random initialiser");
   }
   for (const GraphOutput& out : outputs_)
-    if (out.ref.op < 0 || static_cast<size_t>(out.ref.op) >= ops_.size())
+    if (out.ref.op < 0 || static_cast<size_t>(out.ref.op) >= ops_.size() || out.ref.index < 0 ||
+        static_cast<size_t>(out.ref.index) >= ops_[out.ref.op].outputs.size())
       throw GraphError("graph output '" + out.name + "' is dangling");
   topological_order();  // throws on a cycle
 }

@@ -52,12 +52,16 @@ uint64_t Graph::structural_hash() const {
     op_hash[id] = h;
   }
   uint64_t h = hash_combine(0x6a09e667, outputs_.size());
+  for (OpId id : input_ops_) h = hash_info(h, ops_[id].outputs[0]);
   for (const GraphOutput& out : outputs_) h = hash_combine(hash_combine(h, op_hash[out.ref.op]), out.ref.index);
   return h;
 }
 
 bool Graph::structurally_equal(const Graph& other) const {
   if (outputs_.size() != other.outputs_.size() || input_ops_.size() != other.input_ops_.size()) return false;
+  // The signature counts even for inputs no output reads.
+  for (size_t k = 0; k < input_ops_.size(); ++k)
+    if (ops_[input_ops_[k]].outputs != other.ops_[other.input_ops_[k]].outputs) return false;
   std::vector<int> pos_a = input_positions(*this);
   std::vector<int> pos_b = input_positions(other);
   // mapping[a] = b once a pair has been proven equal (or is being checked).

@@ -22,6 +22,17 @@ int64_t num_elements(const Shape& shape) {
   return n;
 }
 
+int64_t checked_num_elements(const Shape& shape, const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) throw GraphError(what + ": negative dimension in shape " + shape_to_string(shape));
+    // The byte size must fit too, hence the margin of 8 (bytes per element).
+    if (__builtin_mul_overflow(n, d, &n) || n > (int64_t{1} << 60))
+      throw GraphError(what + ": shape " + shape_to_string(shape) + " has more elements than can be addressed");
+  }
+  return n;
+}
+
 std::string shape_to_string(const Shape& shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -35,8 +46,7 @@ void TensorData::FreeAligned::operator()(std::byte* p) const { std::free(p); }
 
 TensorData::TensorData(DType dtype, Shape shape)
     : info_{dtype, std::move(shape)}, uid_(next_uid.fetch_add(1)) {
-  for (int64_t d : info_.shape)
-    if (d < 0) throw GraphError("tensor dimension " + std::to_string(d) + " is negative in shape " + shape_to_string(info_.shape));
+  checked_num_elements(info_.shape, "tensor");
   size_t bytes = info_.nbytes();
   size_t rounded = ((bytes + 63) / 64) * 64;
   if (rounded == 0) rounded = 64;

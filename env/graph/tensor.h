@@ -16,6 +16,9 @@ size_t dtype_size(DType dtype);
 
 using Shape = std::vector<int64_t>;
 int64_t num_elements(const Shape& shape);
+// Like num_elements, but throws GraphError naming `what` if a dimension is
+// negative or the product overflows (malformed files can claim anything).
+int64_t checked_num_elements(const Shape& shape, const std::string& what);
 std::string shape_to_string(const Shape& shape);  // "[1,3,224,224]"
 
 struct TensorInfo {

@@ -49,13 +49,13 @@ std::vector<std::shared_ptr<TensorData>> fold_onnx_only_op(const std::string& op
       shape.insert(shape.end(), data.sizes().begin() + axis + 1, data.sizes().end());
       out = out.reshape(shape);
     } else if (op == "ConstantOfShape") {
-      std::vector<int64_t> shape = in.at(0)->to_int_vector();
+      std::vector<int64_t> shape = from_aten(arg(in, 0, where))->to_int_vector();
       at::Tensor value = at::zeros({1}, at::kFloat);
       if (const onnx::TensorProto* t = attrs.get_tensor("value")) value = to_aten(tensor_from_proto(*t, where)).reshape({1});
       out = value.expand(shape).contiguous();
     } else if (op == "Expand") {
       at::Tensor data = arg(in, 0, where);
-      std::vector<int64_t> shape = in.at(1)->to_int_vector();
+      std::vector<int64_t> shape = from_aten(arg(in, 1, where))->to_int_vector();
       Shape target = broadcast_shapes(Shape(data.sizes().begin(), data.sizes().end()), shape, where + " Expand");
       out = data.expand(target).contiguous();
     } else if (op == "Where") {
@@ -86,7 +86,11 @@ std::vector<std::shared_ptr<TensorData>> fold_onnx_only_op(const std::string& op
     } else if (op == "Slice") {
       // Only reached for constant data with a negative step.
       at::Tensor x = arg(in, 0, where);
-      std::vector<int64_t> starts = in.at(1)->to_int_vector(), ends = in.at(2)->to_int_vector();
+      std::vector<int64_t> starts = from_aten(arg(in, 1, where))->to_int_vector();
+      std::vector<int64_t> ends = from_aten(arg(in, 2, where))->to_int_vector();
+      for (size_t i = 3; i < 5 && i < in.size(); ++i)
+        if (in[i] && in[i]->numel() != static_cast<int64_t>(starts.size()))
+          throw ImportError(where + ": Slice starts, ends, axes and steps differ in length");
       std::vector<int64_t> axes, steps;
       for (size_t k = 0; k < starts.size(); ++k) {
         axes.push_back(in.size() > 3 && in[3] ? in[3]->ints()[k] : static_cast<int64_t>(k));
@@ -111,6 +115,8 @@ std::vector<std::shared_ptr<TensorData>> fold_onnx_only_op(const std::string& op
     } else {
       throw ImportError(where + ": no constant folding for op type " + op);
     }
+  } catch (const GraphError& e) {
+    throw ImportError(where + ": " + e.what());
   } catch (const c10::Error& e) {
     throw ImportError(where + ": folding " + op + " failed: " + e.what_without_backtrace());
   }

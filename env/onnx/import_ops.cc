@@ -32,6 +32,17 @@ NodeConverter direct(OpType type) {
   return [type](ImportContext& ctx, const Node& node) { bind(ctx, node, ctx.emit(node, type, all_inputs(ctx, node), {})); };
 }
 
+// Kernel, strides and dilations must have one value per spatial dim, all >= 1.
+void check_window(ImportContext& ctx, const Node& node, const std::vector<int64_t>& kernel,
+                  const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations) {
+  for (const auto* list : {&kernel, &strides, &dilations}) {
+    if (list->size() != 2)
+      throw ImportError(ctx.where(node) + ": kernel_shape, strides and dilations need 2 values each (2-D windows)");
+    for (int64_t v : *list)
+      if (v < 1) throw ImportError(ctx.where(node) + ": kernel_shape, strides and dilations must be >= 1, got " + std::to_string(v));
+  }
+}
+
 // Resolves ONNX auto_pad into explicit [begin..., end...] pads.
 std::vector<int64_t> window_pads(ImportContext& ctx, const Node& node, const NodeAttrs& a, const Shape& in,
                                  const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
@@ -77,6 +88,7 @@ void convert_conv(ImportContext& ctx, const Node& node) {
                       shape_to_string(w.shape));
   std::vector<int64_t> strides = a.get_ints("strides", {1, 1});
   std::vector<int64_t> dil = a.get_ints("dilations", {1, 1});
+  check_window(ctx, node, kernel, strides, dil);
   Attributes attrs{{AttrKey::Strides, strides},
                    {AttrKey::Pads, window_pads(ctx, node, a, x.shape, kernel, strides, dil)},
                    {AttrKey::Dilations, dil},
@@ -98,6 +110,7 @@ void convert_clip(ImportContext& ctx, const Node& node) {
   auto bound = [&](int index, AttrKey key) {
     if (!ctx.has_input(node, index)) return;
     auto value = ctx.constant(node, index, index == 1 ? "min" : "max");
+    if (value->numel() != 1) throw ImportError(ctx.where(node) + ": min and max must be scalars");
     double v = value->dtype() == DType::Float32 ? value->floats()[0] : static_cast<double>(value->ints()[0]);
     attrs.set(key, v);
   };
@@ -158,6 +171,7 @@ void convert_pool(ImportContext& ctx, const Node& node, OpType type) {
     throw ImportError(ctx.where(node) + ": kernel_shape must have 2 values, has " + std::to_string(kernel.size()));
   std::vector<int64_t> strides = a.get_ints("strides", {1, 1});
   std::vector<int64_t> dil = a.get_ints("dilations", {1, 1});
+  check_window(ctx, node, kernel, strides, dil);
   Attributes attrs{{AttrKey::KernelShape, kernel},
                    {AttrKey::Strides, strides},
                    {AttrKey::Pads, window_pads(ctx, node, a, x.shape, kernel, strides, dil)},
@@ -239,8 +253,9 @@ void convert_slice(ImportContext& ctx, const Node& node) {
   if (data.is_constant() && std::any_of(steps.begin(), steps.end(), [](int64_t s) { return s < 1; })) {
     NodeAttrs a = attrs_of(ctx, node);
     std::vector<std::shared_ptr<const TensorData>> args;
+    // Positions matter (axes and steps are optional): absent inputs stay null.
     for (int i = 0; i < node.input_size(); ++i)
-      if (ctx.has_input(node, i)) args.push_back(ctx.constant(node, i, "slice argument"));
+      args.push_back(ctx.has_input(node, i) ? ctx.constant(node, i, "slice argument") : nullptr);
     auto out = fold_onnx_only_op("Slice", a, args, ctx.where(node));
     ++ctx.folded_nodes;
     ctx.set_output(node, 0, ctx.constant_value(out[0], node.output(0)));
@@ -317,6 +332,8 @@ void convert_constant(ImportContext& ctx, const Node& node) {
   } else if (a.has("value_float")) {
     data = TensorData::from_floats({}, {a.get_float("value_float", 0)});
   } else if (a.has("value_floats")) {
+    if (a.find("value_floats")->type() != onnx::AttributeProto::FLOATS)
+      throw ImportError(ctx.where(node) + ": attribute 'value_floats' must be a float list");
     const auto& list = a.find("value_floats")->floats();
     data = TensorData::from_floats({static_cast<int64_t>(list.size())}, std::vector<float>(list.begin(), list.end()));
   } else if (a.has("value_int")) {
@@ -364,7 +381,7 @@ void convert_gather(ImportContext& ctx, const Node& node) {
   TensorInfo x = ctx.info(data);
   int64_t axis = normalize_axis(a.get_int("axis", 0), x.rank(), ctx.where(node));
   auto indices = ctx.constant(node, 1, "indices");
-  if (indices->numel() != 1 || indices->dtype() != DType::Int64)
+  if (indices->numel() != 1 || indices->dtype() != DType::Int64 || indices->shape().size() > 1)
     throw ImportError(ctx.where(node) + ": Gather from a computed tensor is supported only with one constant index");
   int64_t index = indices->ints()[0];
   if (index < 0) index += x.shape[axis];

@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -298,6 +299,9 @@ class Exporter {
         // All four are exported as a Reshape to the known output shape.
         onnx::NodeProto* n = main_node(id, "Reshape");
         n->add_input(int_initializer(op.name + "/shape", op.outputs[0].shape));
+        // A 0 in the target shape means "copy that input dim" unless allowzero is set.
+        const Shape& shape = op.outputs[0].shape;
+        if (std::find(shape.begin(), shape.end(), 0) != shape.end()) set_int(n, "allowzero", 1);
         return;
       }
       case OpType::Transpose: {
@@ -308,7 +312,14 @@ class Exporter {
       case OpType::Pad: {
         onnx::NodeProto* n = main_node(id, "Pad");
         n->add_input(int_initializer(op.name + "/pads", at.require_ints(AttrKey::Pads)));
-        n->add_input(float_scalar(op.name + "/value", static_cast<float>(at.get_float(AttrKey::Value, 0))));
+        if (op.outputs[0].dtype == DType::Int64) {
+          std::string name = unique(op.name + "/value", 0, 1);
+          tensor_to_proto(*TensorData::from_ints({}, {static_cast<int64_t>(at.get_float(AttrKey::Value, 0))}), name,
+                          out_->add_initializer());
+          n->add_input(name);
+        } else {
+          n->add_input(float_scalar(op.name + "/value", static_cast<float>(at.get_float(AttrKey::Value, 0))));
+        }
         return;
       }
       case OpType::EnlargeKernel: {

@@ -92,6 +92,11 @@ TensorInfo graph_input_info(const onnx::ValueInfoProto& input, const std::string
                         "; re-export the model with fixed input shapes (graphworld optimises static graphs)");
     info.shape.push_back(dim.dim_value());
   }
+  try {
+    checked_num_elements(info.shape, where);
+  } catch (const GraphError& e) {
+    throw ImportError(e.what());
+  }
   return info;
 }
 
@@ -134,6 +139,7 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& source, Imp
   }
   for (const auto& input : graph.input()) {
     if (initializer_names.count(input.name())) continue;  // old exporters list weights as inputs too
+    if (ctx.values.count(input.name())) throw ImportError(source + ": graph input '" + input.name() + "' is declared twice");
     Value v;
     v.name = input.name();
     TensorInfo info = graph_input_info(input, source);

@@ -64,8 +64,29 @@ std::shared_ptr<TensorData> tensor_from_proto(const onnx::TensorProto& proto, co
     if (d < 0) throw ImportError(where + ": negative dimension " + std::to_string(d));
     shape.push_back(d);
   }
-  int64_t count = num_elements(shape);
+  int64_t count;
+  try {
+    count = checked_num_elements(shape, where);
+  } catch (const GraphError& e) {
+    throw ImportError(e.what());
+  }
   using TP = onnx::TensorProto;
+  // Check the stored size before allocating, so a corrupt header cannot ask for terabytes.
+  if (!proto.raw_data().empty()) {
+    int64_t width = proto.data_type() == TP::DOUBLE || proto.data_type() == TP::INT64 ? 8
+                    : proto.data_type() == TP::FLOAT || proto.data_type() == TP::INT32 ? 4
+                    : proto.data_type() == TP::FLOAT16 || proto.data_type() == TP::INT16 || proto.data_type() == TP::UINT16 ? 2
+                    : 1;
+    if (static_cast<int64_t>(proto.raw_data().size()) != count * width)
+      throw ImportError(where + ": raw_data holds " + std::to_string(proto.raw_data().size()) + " bytes but shape " +
+                        shape_to_string(shape) + " needs " + std::to_string(count * width) +
+                        "; the file is corrupt or truncated");
+  } else {
+    int64_t stored = proto.float_data_size() + proto.double_data_size() + proto.int64_data_size() + proto.int32_data_size();
+    if (stored != count)
+      throw ImportError(where + ": holds " + std::to_string(stored) + " values but its shape " + shape_to_string(shape) +
+                        " needs " + std::to_string(count));
+  }
   switch (proto.data_type()) {
     case TP::FLOAT: {
       auto data = std::make_shared<TensorData>(DType::Float32, shape);

@@ -51,6 +51,14 @@ at::Tensor gemm(const Op& op, const std::vector<at::Tensor>& in) {
   return apply_activation(out, op);
 }
 
+// With explicit padding ATen applies ceil_mode's last-window rule to the
+// padded size; the shape rule (op_schema.cc) applies it to input plus leading
+// padding, as onnxruntime does. Keep the windows the shape rule keeps.
+at::Tensor crop_to_output(const at::Tensor& pooled, const Op& op) {
+  const Shape& out = op.outputs.at(0).shape;
+  return pooled.slice(2, 0, out[2]).slice(3, 0, out[3]);
+}
+
 at::Tensor max_pool(const Op& op, const at::Tensor& x) {
   auto kernel = op.attrs.require_ints(AttrKey::KernelShape);
   auto strides = attr_ints(op, AttrKey::Strides, {1, 1});
@@ -60,7 +68,7 @@ at::Tensor max_pool(const Op& op, const at::Tensor& x) {
   if (symmetric(pads) && pads[0] * 2 <= kernel[0] && pads[1] * 2 <= kernel[1])
     return at::max_pool2d(x, kernel, strides, {pads[0], pads[1]}, dil, ceil_mode);
   at::Tensor padded = at::constant_pad_nd(x, aten_spatial_pads(pads), -std::numeric_limits<float>::infinity());
-  return at::max_pool2d(padded, kernel, strides, {0, 0}, dil, ceil_mode);
+  return crop_to_output(at::max_pool2d(padded, kernel, strides, {0, 0}, dil, ceil_mode), op);
 }
 
 at::Tensor avg_pool(const Op& op, const at::Tensor& x) {
@@ -74,10 +82,10 @@ at::Tensor avg_pool(const Op& op, const at::Tensor& x) {
   // Asymmetric padding: pool the explicitly padded input. Without
   // count_include_pad, divide by the pooled mask of real elements instead.
   at::Tensor padded = at::constant_pad_nd(x, aten_spatial_pads(pads), 0);
-  at::Tensor sums = at::avg_pool2d(padded, kernel, strides, {0, 0}, ceil_mode, true);
+  at::Tensor sums = crop_to_output(at::avg_pool2d(padded, kernel, strides, {0, 0}, ceil_mode, true), op);
   if (include_pad) return sums;
   at::Tensor mask = at::constant_pad_nd(at::ones({1, 1, x.size(2), x.size(3)}, x.options()), aten_spatial_pads(pads), 0);
-  return sums / at::avg_pool2d(mask, kernel, strides, {0, 0}, ceil_mode, true);
+  return sums / crop_to_output(at::avg_pool2d(mask, kernel, strides, {0, 0}, ceil_mode, true), op);
 }
 
 at::Tensor layer_norm(const Op& op, const std::vector<at::Tensor>& in) {

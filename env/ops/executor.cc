@@ -94,7 +94,12 @@ Executor::Executor(const Graph& graph, ExecutorOptions options) : plan_(std::mak
       constant[id] = true;
       std::vector<at::Tensor> args;
       for (int s : step.input_slots) args.push_back(p.slots[s]);
-      std::vector<at::Tensor> outs = run_aten_op(op, args);
+      std::vector<at::Tensor> outs;
+      try {
+        outs = run_aten_op(op, args);
+      } catch (const c10::Error& e) {
+        throw GraphError("folding the weight-only " + describe_op(g, id) + " failed: " + e.what_without_backtrace());
+      }
       for (size_t k = 0; k < outs.size(); ++k) {
         p.slots[step.output_slots[k]] = outs[k].contiguous();
         p.persistent[step.output_slots[k]] = true;

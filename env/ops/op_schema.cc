@@ -59,8 +59,8 @@ TensorInfo infer_conv(const Attributes& attrs, const std::vector<TensorInfo>& in
   auto pads = ints_of_size(attrs, AttrKey::Pads, 4, 0, t, name);
   auto dil = ints_of_size(attrs, AttrKey::Dilations, 2, 1, t, name);
   for (int k = 0; k < 2; ++k)
-    if (strides[k] < 1 || dil[k] < 1 || pads[k] < 0 || pads[k + 2] < 0)
-      fail(t, name, "strides and dilations must be >= 1 and pads >= 0");
+    if (strides[k] < 1 || dil[k] < 1 || pads[k] < 0 || pads[k + 2] < 0 || w[2 + k] < 1)
+      fail(t, name, "kernel, strides and dilations must be >= 1 and pads >= 0");
   Shape out = {x[0], w[0], 0, 0};
   for (int k = 0; k < 2; ++k) {
     out[2 + k] = window_output_size(x[2 + k], w[2 + k], strides[k], pads[k], pads[k + 2], dil[k], false);
@@ -96,7 +96,8 @@ Shape pool_shape(OpType t, const Attributes& attrs, const TensorInfo& in, std::s
   bool ceil_mode = attrs.get_int(AttrKey::CeilMode, 0) != 0;
   Shape out = {in.shape[0], in.shape[1], 0, 0};
   for (int k = 0; k < 2; ++k) {
-    if (kernel[k] < 1 || strides[k] < 1) fail(t, name, "kernel and strides must be >= 1");
+    if (kernel[k] < 1 || strides[k] < 1 || dil[k] < 1) fail(t, name, "kernel, strides and dilations must be >= 1");
+    if (pads[k] < 0 || pads[k + 2] < 0) fail(t, name, "pads must be >= 0");
     if (pads[k] >= kernel[k] || pads[k + 2] >= kernel[k])
       fail(t, name, "pads " + shape_to_string(pads) + " must be smaller than the kernel " + shape_to_string(kernel));
     out[2 + k] = window_output_size(in.shape[2 + k], kernel[k], strides[k], pads[k], pads[k + 2], dil[k], ceil_mode);
@@ -260,6 +261,7 @@ std::vector<TensorInfo> infer_outputs(OpType t, const Attributes& attrs, const s
       }
     case OpType::ReduceMean:
     case OpType::ReduceSum: {
+      if (t == OpType::ReduceMean) require_float(t, name, in);
       std::vector<int64_t> axes = normalized_axes(attrs.get_ints(AttrKey::Axes), in[0].rank(), t, name);
       if (axes.empty())
         for (int64_t a = 0; a < in[0].rank(); ++a) axes.push_back(a);

@@ -209,5 +209,45 @@ TEST(BadInput, MissingGraphOutputAndCorruptInitializer) {
   expect_contains(import_error(model.SerializeAsString()), "initializer 'w'");
 }
 
+TEST(BadInput, HostileAttributesAndHeadersAreErrorsNotCrashes) {
+  OnnxModel zero_stride;
+  zero_stride.input("x", {1, 1, 8, 8}).weight("w", {1, 1, 3, 3});
+  auto* conv = zero_stride.node("Conv", "conv", {"x", "w"}, {"y"});
+  auto* pad = conv->add_attribute();
+  pad->set_name("auto_pad");
+  pad->set_type(onnx::AttributeProto::STRING);
+  pad->set_s("SAME_UPPER");
+  auto* strides = conv->add_attribute();
+  strides->set_name("strides");
+  strides->set_type(onnx::AttributeProto::INTS);
+  strides->add_ints(0);
+  strides->add_ints(0);
+  zero_stride.output("y");
+  expect_contains(import_error(zero_stride.bytes()), "must be >= 1");
+
+  OnnxModel empty_shape;
+  empty_shape.input("x", {2});
+  empty_shape.node("ConstantOfShape", "cos", {""}, {"c"});
+  empty_shape.node("Add", "add", {"x", "c"}, {"y"});
+  empty_shape.output("y");
+  expect_contains(import_error(empty_shape.bytes()), "node 'cos' (ConstantOfShape)");
+
+  onnx::ModelProto huge;
+  huge.ParseFromString(OnnxModel().input("x", {2}).bytes());
+  auto* w = huge.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(int64_t{1} << 32);
+  w->add_dims(int64_t{1} << 32);
+  w->set_raw_data(std::string(8, '\0'));
+  auto* node = huge.mutable_graph()->add_node();
+  node->set_op_type("Add");
+  node->add_input("x");
+  node->add_input("w");
+  node->add_output("y");
+  huge.mutable_graph()->add_output()->set_name("y");
+  expect_contains(import_error(huge.SerializeAsString()), "initializer 'w'");
+}
+
 }  // namespace
 }  // namespace graphworld

@@ -105,6 +105,11 @@ TEST(Kernels, Pools) {
   Attributes asym{{AttrKey::KernelShape, V{2, 2}}, {AttrKey::Pads, V{0, 0, 1, 1}}};
   expect_values(*eval(OpType::AvgPool, {small}, asym)[0], {1, 1, 2, 2}, {2.5, 3, 3.5, 4});
   expect_values(*eval(OpType::GlobalAvgPool, {x})[0], {1, 1, 1, 1}, {8.5});
+  // Asymmetric padding with ceil_mode: no window may start in the trailing pad.
+  Attributes ceil_asym{{AttrKey::KernelShape, V{2, 2}}, {AttrKey::Strides, V{2, 2}}, {AttrKey::Pads, V{0, 0, 1, 1}},
+                       {AttrKey::CeilMode, int64_t{1}}};
+  expect_values(*eval(OpType::MaxPool, {x}, ceil_asym)[0], {1, 1, 2, 2}, {6, 8, 14, 16});
+  expect_values(*eval(OpType::AvgPool, {x}, ceil_asym)[0], {1, 1, 2, 2}, {3.5, 5.5, 11.5, 13.5});
 }
 
 TEST(Kernels, Reductions) {
