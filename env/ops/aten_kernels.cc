@@ -19,8 +19,6 @@ std::vector<int64_t> aten_spatial_pads(const std::vector<int64_t>& onnx_pads) {
   return {onnx_pads[1], onnx_pads[3], onnx_pads[0], onnx_pads[2]};
 }
 
-bool symmetric(const std::vector<int64_t>& pads) { return pads[0] == pads[2] && pads[1] == pads[3]; }
-
 at::Tensor conv(const Op& op, const std::vector<at::Tensor>& in) {
   auto strides = attr_ints(op, AttrKey::Strides, {1, 1});
   auto pads = attr_ints(op, AttrKey::Pads, {0, 0, 0, 0});
@@ -29,7 +27,7 @@ at::Tensor conv(const Op& op, const std::vector<at::Tensor>& in) {
   at::Tensor bias = in.size() > 2 ? in[2] : at::Tensor();
   at::Tensor x = in[0];
   std::vector<int64_t> conv_pads = {pads[0], pads[1]};
-  if (!symmetric(pads)) {
+  if (!symmetric_pads(pads)) {
     x = at::constant_pad_nd(x, aten_spatial_pads(pads), 0);
     conv_pads = {0, 0};
   }
@@ -65,7 +63,7 @@ at::Tensor max_pool(const Op& op, const at::Tensor& x) {
   auto pads = attr_ints(op, AttrKey::Pads, {0, 0, 0, 0});
   auto dil = attr_ints(op, AttrKey::Dilations, {1, 1});
   bool ceil_mode = op.attrs.get_int(AttrKey::CeilMode, 0);
-  if (symmetric(pads) && pads[0] * 2 <= kernel[0] && pads[1] * 2 <= kernel[1])
+  if (pool_pads_supported(pads, kernel))
     return at::max_pool2d(x, kernel, strides, {pads[0], pads[1]}, dil, ceil_mode);
   at::Tensor padded = at::constant_pad_nd(x, aten_spatial_pads(pads), -std::numeric_limits<float>::infinity());
   return crop_to_output(at::max_pool2d(padded, kernel, strides, {0, 0}, dil, ceil_mode), op);
@@ -77,7 +75,7 @@ at::Tensor avg_pool(const Op& op, const at::Tensor& x) {
   auto pads = attr_ints(op, AttrKey::Pads, {0, 0, 0, 0});
   bool ceil_mode = op.attrs.get_int(AttrKey::CeilMode, 0);
   bool include_pad = op.attrs.get_int(AttrKey::CountIncludePad, 0);
-  if (symmetric(pads) && pads[0] * 2 <= kernel[0] && pads[1] * 2 <= kernel[1])
+  if (pool_pads_supported(pads, kernel))
     return at::avg_pool2d(x, kernel, strides, {pads[0], pads[1]}, ceil_mode, include_pad);
   // Asymmetric padding: pool the explicitly padded input. Without
   // count_include_pad, divide by the pooled mask of real elements instead.
@@ -132,6 +130,12 @@ at::Tensor pad(const Op& op, const at::Tensor& x) {
 }
 
 }  // namespace
+
+bool symmetric_pads(const std::vector<int64_t>& pads) { return pads[0] == pads[2] && pads[1] == pads[3]; }
+
+bool pool_pads_supported(const std::vector<int64_t>& pads, const std::vector<int64_t>& kernel) {
+  return symmetric_pads(pads) && pads[0] * 2 <= kernel[0] && pads[1] * 2 <= kernel[1];
+}
 
 at::Tensor apply_activation(at::Tensor t, const Op& op) {
   switch (static_cast<Activation>(op.attrs.get_int(AttrKey::Activation, 0))) {

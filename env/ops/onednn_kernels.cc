@@ -7,14 +7,12 @@
 namespace graphworld {
 namespace {
 
-bool symmetric(const std::vector<int64_t>& pads) { return pads[0] == pads[2] && pads[1] == pads[3]; }
-
 // Pools run in oneDNN only with padding ATen's pool kernels accept directly.
 bool simple_pool(const Op& op) {
   auto kernel = op.attrs.get_ints(AttrKey::KernelShape, {1, 1});
   auto pads = op.attrs.get_ints(AttrKey::Pads, {0, 0, 0, 0});
   auto dil = op.attrs.get_ints(AttrKey::Dilations, {1, 1});
-  return symmetric(pads) && pads[0] * 2 <= kernel[0] && pads[1] * 2 <= kernel[1] && dil == std::vector<int64_t>{1, 1};
+  return pool_pads_supported(pads, kernel) && dil == std::vector<int64_t>{1, 1};
 }
 
 at::Tensor& as_onednn(at::Tensor& t) {
@@ -30,7 +28,7 @@ PreparedOp prepare_onednn(const Op& op, const std::vector<at::Tensor>& constant_
   PreparedOp prepared;
   if (op.type != OpType::Conv || !onednn_available()) return prepared;
   auto pads = op.attrs.get_ints(AttrKey::Pads, {0, 0, 0, 0});
-  if (!symmetric(pads) || !constant_inputs.at(1).defined()) return prepared;
+  if (!symmetric_pads(pads) || !constant_inputs.at(1).defined()) return prepared;
   if (constant_inputs.size() > 2 && !constant_inputs[2].defined()) return prepared;
   std::vector<int64_t> padding = {pads[0], pads[1]};
   prepared.packed_weight = at::mkldnn_reorder_conv2d_weight(

@@ -70,6 +70,24 @@ std::string import_error(const std::string& bytes) {
   return "";
 }
 
+// y = x + w, where initializer w claims `dims` but stores `raw` bytes.
+std::string model_adding_raw_initializer(const std::vector<int64_t>& dims, const std::string& raw) {
+  onnx::ModelProto model;
+  model.ParseFromString(OnnxModel().input("x", {2}).bytes());
+  auto* w = model.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) w->add_dims(d);
+  w->set_raw_data(raw);
+  auto* node = model.mutable_graph()->add_node();
+  node->set_op_type("Add");
+  node->add_input("x");
+  node->add_input("w");
+  node->add_output("y");
+  model.mutable_graph()->add_output()->set_name("y");
+  return model.SerializeAsString();
+}
+
 void expect_contains(const std::string& text, const std::string& part) {
   EXPECT_NE(text.find(part), std::string::npos) << "expected '" << part << "' in: " << text;
 }
@@ -193,20 +211,8 @@ TEST(BadInput, MissingGraphOutputAndCorruptInitializer) {
   m.output("nothing_makes_this");
   expect_contains(import_error(m.bytes()), "graph output 'nothing_makes_this'");
 
-  onnx::ModelProto model;
-  model.ParseFromString(OnnxModel().input("x", {2}).bytes());
-  auto* w = model.mutable_graph()->add_initializer();
-  w->set_name("w");
-  w->set_data_type(onnx::TensorProto::FLOAT);
-  w->add_dims(4);
-  w->set_raw_data(std::string(7, '\0'));  // 4 floats need 16 bytes
-  auto* node = model.mutable_graph()->add_node();
-  node->set_op_type("Add");
-  node->add_input("x");
-  node->add_input("w");
-  node->add_output("y");
-  model.mutable_graph()->add_output()->set_name("y");
-  expect_contains(import_error(model.SerializeAsString()), "initializer 'w'");
+  // 4 floats need 16 bytes.
+  expect_contains(import_error(model_adding_raw_initializer({4}, std::string(7, '\0'))), "initializer 'w'");
 }
 
 TEST(BadInput, HostileAttributesAndHeadersAreErrorsNotCrashes) {
@@ -232,21 +238,8 @@ TEST(BadInput, HostileAttributesAndHeadersAreErrorsNotCrashes) {
   empty_shape.output("y");
   expect_contains(import_error(empty_shape.bytes()), "node 'cos' (ConstantOfShape)");
 
-  onnx::ModelProto huge;
-  huge.ParseFromString(OnnxModel().input("x", {2}).bytes());
-  auto* w = huge.mutable_graph()->add_initializer();
-  w->set_name("w");
-  w->set_data_type(onnx::TensorProto::FLOAT);
-  w->add_dims(int64_t{1} << 32);
-  w->add_dims(int64_t{1} << 32);
-  w->set_raw_data(std::string(8, '\0'));
-  auto* node = huge.mutable_graph()->add_node();
-  node->set_op_type("Add");
-  node->add_input("x");
-  node->add_input("w");
-  node->add_output("y");
-  huge.mutable_graph()->add_output()->set_name("y");
-  expect_contains(import_error(huge.SerializeAsString()), "initializer 'w'");
+  std::string huge = model_adding_raw_initializer({int64_t{1} << 32, int64_t{1} << 32}, std::string(8, '\0'));
+  expect_contains(import_error(huge), "initializer 'w'");
 }
 
 }  // namespace
