@@ -1,5 +1,6 @@
-// graphworld bench io MODEL.onnx: import and export times of a model file.
-// (Executor latency: `graphworld run`; against onnxruntime: tests/bench/executor_vs_ort.)
+// graphworld bench io|cost|fidelity: benchmarks that print numbers.
+// 'io' (here): import and export times of a model file. Executor latency:
+// `graphworld run`; against onnxruntime: tests/bench/executor_vs_ort.
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -10,11 +11,23 @@
 #include "common/stopwatch.h"
 #include "env/onnx/onnx_export.h"
 #include "env/onnx/onnx_import.h"
+#include "launch/bench_commands.h"
 #include "launch/commands.h"
+#include "launch/cost_options.h"
 #include "launch/latency.h"
 
 namespace graphworld {
 namespace {
+
+int run_bench(const CliArgs& args) {
+  const std::string& what = args.positional(0, "a benchmark name: io, cost or fidelity");
+  if (what == "cost") return run_bench_cost(args);
+  if (what == "fidelity") return run_bench_fidelity(args);
+  if (what != "io") throw UsageError("unknown benchmark '" + what + "'; available: io, cost, fidelity");
+  return run_bench_io(args);
+}
+
+}  // namespace
 
 double peak_rss_mib() {
   rusage usage{};
@@ -22,9 +35,19 @@ double peak_rss_mib() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is KiB on Linux
 }
 
-int run_bench(const CliArgs& args) {
-  const std::string& what = args.positional(0, "a benchmark name: io");
-  if (what != "io") throw UsageError("unknown benchmark '" + what + "'; available: io");
+std::vector<std::string> split_comma_list(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    if (comma > start) items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+
+int run_bench_io(const CliArgs& args) {
   const std::string& path = args.positional(1, "an .onnx MODEL file");
   args.expect_at_most(2);
   int repeats = static_cast<int>(args.int_value("--repeats", 5));
@@ -54,17 +77,26 @@ int run_bench(const CliArgs& args) {
   return 0;
 }
 
-}  // namespace
-
 Subcommand bench_command() {
   return {{"bench",
-           "io MODEL.onnx",
-           "Benchmarks that print numbers. 'io': ONNX import and export time of a model file.",
-           "Import time includes reading and parsing the file, folding and validation; export time includes\n"
-           "serialisation and writing. JSON keys: model, size_mb, import_median_ms, export_median_ms, repeats,\n"
-           "peak_rss_mib.",
-           {{"--repeats", "", "N", "timed repetitions after one warm-up (default 5)"},
-            {"--output", "-o", "FILE", "keep the exported model here (default: a temp file, removed)"},
+           "io MODEL.onnx | cost [MODEL] | fidelity",
+           "Benchmarks that print numbers: ONNX I/O, cost-model speed, cost-model fidelity.",
+           "io MODEL.onnx  import and export time of a model file (reading, parsing, folding, validation;\n"
+           "               serialisation, writing). JSON keys: model, size_mb, import_median_ms,\n"
+           "               export_median_ms, repeats, peak_rss_mib.\n"
+           "cost [MODEL]   (default resnet50) measured cost model: first-time measurement of every distinct op\n"
+           "               configuration (fresh cache), cost of the fully cached graph, and the incremental\n"
+           "               update after one rewrite. JSON keys: model, configurations, first_measure_s,\n"
+           "               cached_from_disk_us, cached_us, incremental_us, incremental_max_error_ms, peak_rss_mib.\n"
+           "fidelity       Spearman rank correlation between cost-model totals and the executor's end-to-end\n"
+           "               latency over zoo graphs at several batch sizes plus the ONNX files in --onnx-dir.",
+           {{"--repeats", "", "N", "io: timed repetitions after one warm-up (default 5)"},
+            {"--output", "-o", "FILE", "io: keep the exported model here (default: a temp file, removed)"},
+            {"--threads", "", "T", "cost, fidelity: intra-op threads (default: all cores)"},
+            {"--cache-dir", "", "DIR", "fidelity: measured-cost cache directory (default: the user cache)"},
+            {"--onnx-dir", "", "DIR", "fidelity: also every .onnx file in DIR (e.g. torchvision exports)"},
+            {"--models", "", "LIST", "fidelity: comma-separated zoo models (default: all)"},
+            {"--batches", "", "LIST", "fidelity: batch sizes for the zoo models (default 1,2)"},
             {"--json", "", "", "print one JSON object"}}},
           run_bench};
 }

@@ -19,5 +19,7 @@ Subcommand check_command();
 Subcommand zoo_command();
 Subcommand devices_command();
 Subcommand bench_command();
+Subcommand cost_command();
+Subcommand calibrate_command();
 
 }  // namespace graphworld

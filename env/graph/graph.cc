@@ -69,6 +69,23 @@ void Graph::add_output(TensorRef ref, std::string name) {
   outputs_.push_back({ref, std::move(name)});
 }
 
+std::vector<OpId> Graph::replace_uses(TensorRef from, TensorRef to) {
+  info(to);  // throws if `to` does not exist
+  std::vector<OpId> changed;
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    bool touched = false;
+    for (TensorRef& ref : ops_[i].inputs)
+      if (ref == from) {
+        ref = to;
+        touched = true;
+      }
+    if (touched) changed.push_back(static_cast<OpId>(i));
+  }
+  for (GraphOutput& out : outputs_)
+    if (out.ref == from) out.ref = to;
+  return changed;
+}
+
 const TensorInfo& Graph::info(TensorRef ref) const {
   const Op& producer = op(ref.op);
   if (ref.index < 0 || static_cast<size_t>(ref.index) >= producer.outputs.size())

@@ -65,6 +65,10 @@ class Graph {
   OpId add_op(OpType type, std::string name, Attributes attrs, std::vector<TensorRef> inputs,
               std::vector<TensorInfo> outputs);
   void add_output(TensorRef ref, std::string name);
+  // Points every use of `from` (op inputs and graph outputs) at `to` and
+  // returns the ops whose inputs changed, in id order. The ops that produced
+  // `from` stay in the graph, dead if nothing else reads them.
+  std::vector<OpId> replace_uses(TensorRef from, TensorRef to);
 
   size_t num_ops() const { return ops_.size(); }
   const Op& op(OpId id) const { return ops_.at(static_cast<size_t>(id)); }

@@ -1,0 +1,33 @@
+#include "env/cost/cost_model_factory.h"
+
+#include <filesystem>
+
+#include "common/error.h"
+#include "env/cost/analytic_cost_model.h"
+#include "env/cost/aten_op_timer.h"
+#include "env/cost/cost_cache_file.h"
+#include "env/cost/cuda_op_timer.h"
+#include "env/cost/measured_cost_model.h"
+
+namespace graphworld {
+
+std::string calibrated_rates_path(const std::string& cache_dir) {
+  return (cache_dir.empty() ? default_cache_dir() : cache_dir) + "/analytic_rates.yaml";
+}
+
+std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options) {
+  std::string cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
+  if (options.kind == "analytic") {
+    if (!options.rates_path.empty()) return std::make_unique<AnalyticCostModel>(load_analytic_rates(options.rates_path));
+    std::string calibrated = calibrated_rates_path(cache_dir);
+    if (std::filesystem::is_regular_file(calibrated))
+      return std::make_unique<AnalyticCostModel>(load_analytic_rates(calibrated));
+    return std::make_unique<AnalyticCostModel>();
+  }
+  if (options.kind == "measured")
+    return std::make_unique<MeasuredCostModel>("measured", std::make_unique<AtenOpTimer>(options.threads), cache_dir);
+  if (options.kind == "cuda") return std::make_unique<MeasuredCostModel>("cuda", make_cuda_op_timer(), cache_dir);
+  throw UsageError("unknown cost model '" + options.kind + "'; choose analytic, measured or cuda");
+}
+
+}  // namespace graphworld

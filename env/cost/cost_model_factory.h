@@ -1,0 +1,24 @@
+// Builds a cost model by name, as the CLI and configs name them.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "env/cost/cost_model.h"
+
+namespace graphworld {
+
+struct CostModelOptions {
+  std::string kind = "analytic";  // analytic | measured | cuda
+  int threads = 0;                // measured: intra-op threads (0 = all cores)
+  std::string cache_dir;          // "" = default_cache_dir()
+  std::string rates_path;         // analytic: "" = calibrated file in the cache dir, else built-in defaults
+};
+
+// Throws UsageError for an unknown kind and UnavailableError when `cuda` cannot run here.
+std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options);
+
+// Where `graphworld calibrate` writes by default and analytic looks first.
+std::string calibrated_rates_path(const std::string& cache_dir);
+
+}  // namespace graphworld

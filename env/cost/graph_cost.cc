@@ -1,0 +1,189 @@
+#include "env/cost/graph_cost.h"
+
+#include <algorithm>
+
+namespace graphworld {
+namespace {
+
+// True when every op's inputs have smaller ids, which is how builders and the
+// importer lay graphs out; then one forward pass needs no sort.
+bool ids_are_topological(const Graph& graph) {
+  for (size_t i = 0; i < graph.num_ops(); ++i)
+    for (const TensorRef& ref : graph.ops()[i].inputs)
+      if (static_cast<size_t>(ref.op) >= i) return false;
+  return true;
+}
+
+// A slice of `in` to `out` reads one contiguous block of memory when only
+// one axis shrinks, with step 1, every axis after it is whole and every axis
+// before it has size 1.
+bool contiguous_slice(const Shape& in, const Shape& out, bool unit_steps) {
+  if (!unit_steps || in.size() != out.size()) return false;
+  size_t d = 0;
+  while (d < in.size() && out[d] == in[d]) ++d;
+  if (d == in.size()) return true;  // nothing sliced
+  for (size_t before = 0; before < d; ++before)
+    if (in[before] != 1) return false;
+  for (size_t after = d + 1; after < in.size(); ++after)
+    if (out[after] != in[after]) return false;
+  return true;
+}
+
+}  // namespace
+
+bool is_metadata_only(const Graph& graph, const Op& op) {
+  switch (op.type) {
+    case OpType::Reshape:
+    case OpType::Flatten:
+    case OpType::Squeeze:
+    case OpType::Unsqueeze:
+    case OpType::Identity:
+    case OpType::Dropout:
+      return true;
+    case OpType::Transpose: {
+      const Shape& shape = graph.info(op.inputs[0]).shape;
+      std::vector<int64_t> perm = op.attrs.get_ints(AttrKey::Perm);
+      if (perm.empty())
+        for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) perm.push_back(d);
+      // Free when the axes of size > 1 keep their relative order.
+      int64_t last = -1;
+      for (int64_t axis : perm) {
+        if (axis < 0 || axis >= static_cast<int64_t>(shape.size())) return false;
+        if (shape[static_cast<size_t>(axis)] == 1) continue;
+        if (axis < last) return false;
+        last = axis;
+      }
+      return true;
+    }
+    case OpType::Slice: {
+      std::vector<int64_t> steps = op.attrs.get_ints(AttrKey::Steps);
+      bool unit = std::all_of(steps.begin(), steps.end(), [](int64_t s) { return s == 1; });
+      return contiguous_slice(graph.info(op.inputs[0]).shape, op.outputs[0].shape, unit);
+    }
+    case OpType::Split: {
+      const Shape& in = graph.info(op.inputs[0]).shape;
+      for (const TensorInfo& out : op.outputs)
+        if (!contiguous_slice(in, out.shape, true)) return false;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+OpClasses classify_ops(const Graph& graph) {
+  size_t n = graph.num_ops();
+  OpClasses classes{std::vector<uint8_t>(n, 0), std::vector<uint8_t>(n, 0)};
+  std::vector<OpId> order;
+  bool by_id = ids_are_topological(graph);
+  if (!by_id) order = graph.topological_order();
+  auto visit_forward = [&](OpId id) {
+    const Op& op = graph.op(id);
+    if (op.type == OpType::Weight) {
+      classes.constant[id] = 1;
+    } else if (op.type != OpType::Input) {
+      bool all = true;
+      for (const TensorRef& ref : op.inputs) all = all && classes.constant[ref.op];
+      classes.constant[id] = all;
+    }
+  };
+  if (by_id) {
+    for (size_t i = 0; i < n; ++i) visit_forward(static_cast<OpId>(i));
+  } else {
+    for (OpId id : order) visit_forward(id);
+  }
+  for (const GraphOutput& out : graph.outputs()) classes.live[out.ref.op] = 1;
+  auto visit_backward = [&](OpId id) {
+    if (!classes.live[id]) return;
+    for (const TensorRef& ref : graph.op(id).inputs) classes.live[ref.op] = 1;
+  };
+  if (by_id) {
+    for (size_t i = n; i-- > 0;) visit_backward(static_cast<OpId>(i));
+  } else {
+    for (auto it = order.rbegin(); it != order.rend(); ++it) visit_backward(*it);
+  }
+  return classes;
+}
+
+GraphCost graph_cost(const Graph& graph, CostModel& model) {
+  CostTracker tracker(model);
+  GraphCost cost;
+  cost.total_ms = tracker.reset(graph);
+  cost.op_ms.resize(graph.num_ops());
+  for (size_t i = 0; i < graph.num_ops(); ++i) cost.op_ms[i] = tracker.op_ms(static_cast<OpId>(i));
+  return cost;
+}
+
+double CostTracker::price(const Graph& graph, OpId id) {
+  const Op& op = graph.op(id);
+  if (op.is_leaf() || constant_[id] || !live_[id] || is_metadata_only(graph, op)) return 0;
+  return model_->op_cost_ms(graph, id, constant_input_mask(graph, id, constant_));
+}
+
+double CostTracker::reset(const Graph& graph) {
+  OpClasses classes = classify_ops(graph);
+  constant_ = std::move(classes.constant);
+  live_ = std::move(classes.live);
+  op_ms_.assign(graph.num_ops(), 0.0);
+  total_ms_ = 0;
+  for (size_t i = 0; i < graph.num_ops(); ++i) {
+    op_ms_[i] = price(graph, static_cast<OpId>(i));
+    total_ms_ += op_ms_[i];
+  }
+  return total_ms_;
+}
+
+double CostTracker::update(const Graph& graph, std::span<const OpId> removed, std::span<const OpId> changed) {
+  size_t n = graph.num_ops();
+  size_t previous = op_ms_.size();
+  if (op_ms_.size() < n) {
+    op_ms_.resize(n, 0.0);
+    constant_.resize(n, 0);
+    live_.resize(n, 0);
+  }
+  for (OpId id : removed) {
+    total_ms_ -= op_ms_.at(static_cast<size_t>(id));
+    op_ms_[id] = 0;
+    live_[id] = 0;
+    constant_[id] = 0;
+  }
+  // Changed ops may feed each other (new ops are appended, rewired survivors
+  // have smaller ids), so their constness is settled inputs-first.
+  std::vector<uint8_t> state(changed.size(), 0);  // 0 pending, 1 visiting, 2 done
+  auto index_of = [&](OpId id) -> ptrdiff_t {
+    auto it = std::find(changed.begin(), changed.end(), id);
+    return it == changed.end() ? -1 : it - changed.begin();
+  };
+  auto settle = [&](auto&& self, size_t k) -> void {
+    if (state[k] != 0) return;
+    state[k] = 1;
+    OpId id = changed[k];
+    const Op& op = graph.op(id);
+    for (const TensorRef& ref : op.inputs) {
+      ptrdiff_t j = index_of(ref.op);
+      if (j >= 0) self(self, static_cast<size_t>(j));
+    }
+    if (op.type == OpType::Weight) {
+      constant_[id] = 1;
+    } else if (op.type == OpType::Input) {
+      constant_[id] = 0;
+    } else {
+      bool all = true;
+      for (const TensorRef& ref : op.inputs) all = all && constant_[ref.op];
+      constant_[id] = all;
+    }
+    // New ops are live; survivors keep their state (a rewired op that was
+    // already dead stays dead).
+    if (static_cast<size_t>(id) >= previous) live_[id] = 1;
+    state[k] = 2;
+  };
+  for (size_t k = 0; k < changed.size(); ++k) settle(settle, k);
+  for (OpId id : changed) {
+    total_ms_ -= op_ms_[id];
+    op_ms_[id] = price(graph, id);
+    total_ms_ += op_ms_[id];
+  }
+  return total_ms_;
+}
+
+}  // namespace graphworld

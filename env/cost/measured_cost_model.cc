@@ -1,0 +1,73 @@
+#include "env/cost/measured_cost_model.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "env/graph/hashing.h"
+
+namespace graphworld {
+
+double median_of(std::vector<double>& samples) {
+  if (samples.empty()) return 0;
+  size_t mid = samples.size() / 2;
+  std::nth_element(samples.begin(), samples.begin() + static_cast<ptrdiff_t>(mid), samples.end());
+  double upper = samples[mid];
+  if (samples.size() % 2) return upper;
+  double lower = *std::max_element(samples.begin(), samples.begin() + static_cast<ptrdiff_t>(mid));
+  return 0.5 * (lower + upper);
+}
+
+std::string cost_cache_path(const std::string& cache_dir, const std::string& prefix, const std::string& fingerprint) {
+  uint64_t h = 0;
+  for (char c : fingerprint) h = hash_combine(h, static_cast<unsigned char>(c));
+  char name[64];
+  std::snprintf(name, sizeof(name), "%s-%016llx.cache", prefix.c_str(), static_cast<unsigned long long>(h));
+  return cache_dir + "/" + name;
+}
+
+MeasuredCostModel::MeasuredCostModel(std::string name, std::unique_ptr<OpTimer> timer, const std::string& cache_dir)
+    : name_(std::move(name)),
+      timer_(std::move(timer)),
+      cache_(cost_cache_path(cache_dir, name_, timer_->fingerprint()), timer_->fingerprint()) {
+  known_ = cache_.load();
+}
+
+MeasuredCostModel::~MeasuredCostModel() {
+  try {
+    flush();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "warning: could not save measured op costs to %s: %s\n", cache_.path().c_str(), e.what());
+  }
+}
+
+std::string MeasuredCostModel::description() const {
+  return name_ + ": " + timer_->fingerprint() + "; cache " + cache_.path();
+}
+
+void MeasuredCostModel::flush() {
+  if (pending_.empty()) return;
+  cache_.merge_and_save(pending_);
+  pending_.clear();
+  since_flush_.restart();
+}
+
+double MeasuredCostModel::compute_ms(const OpCostKey& key) {
+  std::string canonical = key.canonical();
+  auto found = known_.find(canonical);
+  if (found != known_.end()) {
+    ++stats_.cache_hits;
+    return found->second;
+  }
+  Stopwatch watch;
+  double ms = timer_->time_ms(key);
+  measuring_ms_ += watch.elapsed_ms();
+  known_[canonical] = ms;
+  pending_[canonical] = ms;
+  ++stats_.measured_now;
+  if (progress_) progress_(stats_.measured_now, key);
+  // Long measurement runs save as they go, so an interrupted run keeps its work.
+  if (since_flush_.elapsed_s() > 10) flush();
+  return ms;
+}
+
+}  // namespace graphworld

@@ -1,0 +1,17 @@
+// The benchmarks behind `graphworld bench NAME`, one file each.
+#pragma once
+
+#include <vector>
+
+#include "launch/cli_args.h"
+
+namespace graphworld {
+
+int run_bench_io(const CliArgs& args);        // cmd_bench.cc
+int run_bench_cost(const CliArgs& args);      // cmd_bench_cost.cc
+int run_bench_fidelity(const CliArgs& args);  // cmd_bench_fidelity.cc
+
+double peak_rss_mib();
+std::vector<std::string> split_comma_list(const std::string& text);
+
+}  // namespace graphworld

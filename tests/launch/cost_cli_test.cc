@@ -1,0 +1,119 @@
+// `graphworld cost`, `calibrate` and the cost benchmarks, run as a user runs them.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+
+#include "tests/support/test_env.h"
+
+namespace graphworld {
+namespace {
+
+int gw(const std::string& args, std::string* out) {
+  return testing::run_command(testing::graphworld_binary() + " " + args, out);
+}
+
+int64_t json_int(const std::string& json, const std::string& key) {
+  std::smatch m;
+  if (!std::regex_search(json, m, std::regex("\"" + key + "\":(-?[0-9]+)"))) return -1;
+  return std::stoll(m[1]);
+}
+
+double json_number(const std::string& json, const std::string& key) {
+  std::smatch m;
+  if (!std::regex_search(json, m, std::regex("\"" + key + "\":(-?[0-9.eE+-]+)"))) return -1;
+  return std::stod(m[1]);
+}
+
+// Only the JSON line: progress goes to stderr, which run_command also captures.
+std::string json_line(const std::string& out) {
+  size_t start = out.rfind("\n{");
+  return start == std::string::npos ? out : out.substr(start + 1);
+}
+
+TEST(CostCli, MeasuredJsonAndTheCacheAcrossRuns) {
+  std::string cache = testing::scratch_dir() + "/cli-cache";
+  std::string model = testing::model_path("squeezenet1_1.onnx");
+  std::string out;
+  ASSERT_EQ(gw("cost " + model + " --cost measured --threads 1 --cache-dir " + cache + " --json", &out), 0) << out;
+  std::string first = json_line(out);
+  for (const char* key : {"total_ms", "per_op", "cache_hits", "measured_now"})
+    EXPECT_NE(first.find(std::string("\"") + key + "\":"), std::string::npos) << key << " in " << first;
+  EXPECT_NE(first.find("\"type\":\"Conv\""), std::string::npos) << first;
+  int64_t measured = json_int(first, "measured_now");
+  EXPECT_GT(measured, 5);
+  EXPECT_EQ(json_int(first, "cache_hits"), 0);
+  ASSERT_EQ(gw("cost " + model + " --cost measured --threads 1 --cache-dir " + cache + " --json", &out), 0) << out;
+  std::string second = json_line(out);
+  EXPECT_EQ(json_int(second, "measured_now"), 0) << second;
+  EXPECT_EQ(json_int(second, "cache_hits"), measured) << second;
+  EXPECT_DOUBLE_EQ(json_number(second, "total_ms"), json_number(first, "total_ms"));
+}
+
+TEST(CostCli, TwoProcessesMeasuringIntoOneCache) {
+  std::string cache = testing::scratch_dir() + "/shared-cache";
+  std::string a = testing::graphworld_binary() + " cost squeezenet1.1 --cost measured --threads 1 --cache-dir " + cache;
+  std::string b = testing::graphworld_binary() + " cost resnet18 --cost measured --threads 1 --cache-dir " + cache;
+  std::string out;
+  ASSERT_EQ(testing::run_command("(" + a + " > /dev/null & " + b + " > /dev/null & wait)", &out), 0) << out;
+  // Everything both measured is in the file now.
+  for (const char* model : {"squeezenet1.1", "resnet18"}) {
+    ASSERT_EQ(gw(std::string("cost ") + model + " --cost measured --threads 1 --cache-dir " + cache + " --json", &out), 0)
+        << out;
+    EXPECT_EQ(json_int(json_line(out), "measured_now"), 0) << model << ": " << out;
+  }
+  EXPECT_EQ(out.find("corrupt"), std::string::npos) << out;
+}
+
+TEST(CostCli, AnalyticIsTheDefaultAndIsDeterministic) {
+  std::string cache = testing::scratch_dir() + "/analytic-cache";  // empty: built-in rates
+  std::string out1, out2;
+  ASSERT_EQ(gw("cost bert --cache-dir " + cache + " --json", &out1), 0) << out1;
+  ASSERT_EQ(gw("cost bert --cache-dir " + cache + " --json", &out2), 0) << out2;
+  EXPECT_NE(out1.find("\"cost_model\":\"analytic\""), std::string::npos) << out1;
+  EXPECT_EQ(json_number(out1, "total_ms"), json_number(out2, "total_ms"));
+  EXPECT_GT(json_number(out1, "total_ms"), 0);
+}
+
+TEST(CostCli, BadCostModelsAreClearErrors) {
+  std::string out;
+  EXPECT_EQ(gw("cost bert --cost magic", &out), 2);
+  EXPECT_NE(out.find("unknown cost model 'magic'"), std::string::npos) << out;
+  EXPECT_EQ(gw("cost bert --rates /no/such/rates.yaml", &out), 2);
+  EXPECT_NE(out.find("does not exist"), std::string::npos) << out;
+  std::string devices;
+  ASSERT_EQ(gw("devices --json", &devices), 0);
+  if (devices.find("\"gpus\":[]") != std::string::npos) {
+    EXPECT_NE(gw("cost bert --cost cuda --cache-dir " + testing::scratch_dir(), &out), 0);
+    EXPECT_NE(out.find("cuda cost model"), std::string::npos) << out;
+    EXPECT_EQ(out.find("terminate"), std::string::npos) << out;
+  }
+}
+
+TEST(CostCli, CalibrateWritesRatesTheAnalyticModelThenUses) {
+  std::string cache = testing::scratch_dir() + "/calibrate-cache";
+  std::string out;
+  ASSERT_EQ(gw("calibrate --models squeezenet1.1,nasrnn --threads 1 --cache-dir " + cache, &out), 0) << out;
+  std::string rates = cache + "/analytic_rates.yaml";
+  ASSERT_TRUE(std::filesystem::exists(rates)) << out;
+  EXPECT_NE(out.find("GFLOP/s"), std::string::npos) << out;
+  ASSERT_EQ(gw("cost squeezenet1.1 --cache-dir " + cache + " --json", &out), 0) << out;
+  EXPECT_NE(out.find(rates), std::string::npos) << "analytic should use the calibrated rates: " << out;
+}
+
+TEST(CostCli, BenchmarksPrintTheirNumbers) {
+  std::string out;
+  ASSERT_EQ(gw("bench cost squeezenet1.1 --threads 1 --json", &out), 0) << out;
+  std::string json = json_line(out);
+  for (const char* key : {"first_measure_s", "cached_us", "incremental_us", "incremental_max_error_ms", "peak_rss_mib"})
+    EXPECT_NE(json.find(std::string("\"") + key + "\":"), std::string::npos) << key << " in " << json;
+  EXPECT_LT(json_number(json, "incremental_max_error_ms"), 1e-9);
+  std::string cache = testing::scratch_dir() + "/fidelity-cache";
+  ASSERT_EQ(gw("bench fidelity --models squeezenet1.1,nasrnn --batches 1,2 --threads 1 --cache-dir " + cache, &out), 0)
+      << out;
+  EXPECT_NE(out.find("Spearman(measured cost, latency)"), std::string::npos) << out;
+  EXPECT_NE(out.find("Spearman(analytic cost, latency)"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace graphworld
