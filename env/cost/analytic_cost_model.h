@@ -16,10 +16,11 @@
 namespace graphworld {
 
 struct AnalyticRates {
-  double dense_gflops = 40.0;   // GFLOP/s for Conv, MatMul, Gemm
-  double other_gflops = 2.0;    // GFLOP/s for all other ops
-  double bandwidth_gbs = 8.0;   // GB/s of bytes read plus written
-  double overhead_us = 8.0;     // fixed cost of launching one op
+  // Defaults: configs/analytic_cost.yaml (kept equal by a test).
+  double dense_gflops = 150.0;  // GFLOP/s for Conv, MatMul, Gemm
+  double other_gflops = 40.0;   // GFLOP/s for all other ops
+  double bandwidth_gbs = 60.0;  // GB/s of bytes read plus written
+  double overhead_us = 0.8;     // fixed cost of launching one op
   std::string source = "built-in defaults";
 
   bool operator==(const AnalyticRates& other) const {

@@ -23,7 +23,7 @@ class AtenOpTimer : public OpTimer {
   TimingPolicy policy_;
 };
 
-// "cpu=<model>; cores=N; threads=T; libtorch=X; onednn=0|1; timer=aten-1".
+// "cpu=<model>; cores=N; threads=T; libtorch=X; onednn=0|1; timer=aten-2".
 std::string cpu_fingerprint(int threads);
 
 }  // namespace graphworld

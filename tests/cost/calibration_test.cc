@@ -70,6 +70,11 @@ TEST(Calibration, RatesFilesRoundTripAndBadFilesAreRejected) {
   EXPECT_THROW(load_analytic_rates(dir + "/partial.yaml"), UsageError);
 }
 
+TEST(Calibration, TheShippedConfigHoldsTheBuiltInDefaults) {
+  AnalyticRates shipped = load_analytic_rates(testing::source_dir() + "/configs/analytic_cost.yaml");
+  EXPECT_TRUE(shipped == AnalyticRates{}) << "configs/analytic_cost.yaml and AnalyticRates' defaults differ";
+}
+
 TEST(Spearman, KnownValues) {
   EXPECT_DOUBLE_EQ(spearman_correlation({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
   EXPECT_DOUBLE_EQ(spearman_correlation({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
