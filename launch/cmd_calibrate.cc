@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <sstream>
 
 #include "common/error.h"
 #include "env/cost/analytic_cost_model.h"
@@ -11,26 +10,19 @@
 #include "env/cost/graph_cost.h"
 #include "env/cost/measured_cost_model.h"
 #include "env/zoo/zoo.h"
+#include "launch/bench_commands.h"
 #include "launch/commands.h"
 #include "launch/cost_options.h"
 
 namespace graphworld {
 namespace {
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) items.push_back(item);
-  return items;
-}
-
 int run_calibrate(const CliArgs& args) {
   args.expect_at_most(0);
   CostModelOptions options = cost_options_from(args, "measured");
-  if (options.kind != "measured") throw UsageError("calibrate fits to the measured CPU cost model; drop --cost");
   std::string out_path = args.value_or("--output", calibrated_rates_path(options.cache_dir));
-  std::vector<std::string> names = split_list(args.value_or("--models", "resnet50,bert,squeezenet1.1,inceptionv3,resnext50,nasrnn"));
+  std::string models = args.value_or("--models", "resnet50,bert,squeezenet1.1,inceptionv3,resnext50,nasrnn");
+  std::vector<std::string> names = split_comma_list(models);
   int64_t batch = args.int_value("--batch", 1);
   std::unique_ptr<CostModel> measured = make_cost_model_with_progress(options);
 
@@ -40,13 +32,7 @@ int run_calibrate(const CliArgs& args) {
     ZooOptions zoo;
     zoo.batch = batch;
     graphs.emplace_back(name, build_zoo_model(name, zoo));
-    const Graph& g = graphs.back().second;
-    OpClasses classes = classify_ops(g);
-    for (size_t i = 0; i < g.num_ops(); ++i) {
-      OpId id = static_cast<OpId>(i);
-      const Op& op = g.op(id);
-      if (op.is_leaf() || classes.constant[id] || !classes.live[id] || is_metadata_only(g, op)) continue;
-      OpCostKey key = make_op_cost_key(g, id, constant_input_mask(g, id, classes.constant));
+    for (OpCostKey& key : priced_op_keys(graphs.back().second)) {
       bool seen = false;
       for (const CostSample& s : samples) seen = seen || s.key == key;
       if (!seen) samples.push_back({key, measured->key_cost_ms(key)});
@@ -56,7 +42,7 @@ int run_calibrate(const CliArgs& args) {
   if (measured->stats().measured_now > 0 && isatty(STDERR_FILENO)) std::fprintf(stderr, "\n");
   CalibrationResult fit = fit_analytic_rates(samples);
   std::string comment = "Analytic cost model rates fitted by `graphworld calibrate` to " + std::to_string(fit.samples) +
-                        " measured op configurations\n(zoo models " + args.value_or("--models", "resnet50,bert,squeezenet1.1,inceptionv3,resnext50,nasrnn") +
+                         " measured op configurations\n(zoo models " + models +
                         ", batch " + std::to_string(batch) + ").\n" + measured->description();
   save_analytic_rates(fit.rates, out_path, comment);
 

@@ -32,14 +32,8 @@ bool contiguous_slice(const Shape& in, const Shape& out, bool unit_steps) {
 }  // namespace
 
 bool is_metadata_only(const Graph& graph, const Op& op) {
+  if (is_shape_only_op(op.type)) return true;
   switch (op.type) {
-    case OpType::Reshape:
-    case OpType::Flatten:
-    case OpType::Squeeze:
-    case OpType::Unsqueeze:
-    case OpType::Identity:
-    case OpType::Dropout:
-      return true;
     case OpType::Transpose: {
       const Shape& shape = graph.info(op.inputs[0]).shape;
       std::vector<int64_t> perm = op.attrs.get_ints(AttrKey::Perm);
@@ -105,6 +99,22 @@ OpClasses classify_ops(const Graph& graph) {
   return classes;
 }
 
+bool is_free_op(const Graph& graph, OpId id, const std::vector<uint8_t>& constant, const std::vector<uint8_t>& live) {
+  const Op& op = graph.op(id);
+  return op.is_leaf() || constant[id] || !live[id] || is_metadata_only(graph, op);
+}
+
+std::vector<OpCostKey> priced_op_keys(const Graph& graph) {
+  OpClasses classes = classify_ops(graph);
+  std::vector<OpCostKey> keys;
+  for (size_t i = 0; i < graph.num_ops(); ++i) {
+    OpId id = static_cast<OpId>(i);
+    if (!is_free_op(graph, id, classes.constant, classes.live))
+      keys.push_back(make_op_cost_key(graph, id, constant_input_mask(graph, id, classes.constant)));
+  }
+  return keys;
+}
+
 GraphCost graph_cost(const Graph& graph, CostModel& model) {
   CostTracker tracker(model);
   GraphCost cost;
@@ -115,8 +125,7 @@ GraphCost graph_cost(const Graph& graph, CostModel& model) {
 }
 
 double CostTracker::price(const Graph& graph, OpId id) {
-  const Op& op = graph.op(id);
-  if (op.is_leaf() || constant_[id] || !live_[id] || is_metadata_only(graph, op)) return 0;
+  if (is_free_op(graph, id, constant_, live_)) return 0;
   return model_->op_cost_ms(graph, id, constant_input_mask(graph, id, constant_));
 }
 

@@ -27,6 +27,13 @@ OpClasses classify_ops(const Graph& graph);
 // True when `op` only reinterprets its input's memory (no data moves).
 bool is_metadata_only(const Graph& graph, const Op& op);
 
+// True when op `id` costs nothing: a leaf, constant, dead or metadata-only.
+bool is_free_op(const Graph& graph, OpId id, const std::vector<uint8_t>& constant, const std::vector<uint8_t>& live);
+
+// The keys of the ops a cost model is asked to price, in op id order
+// (repeated configurations appear once per op).
+std::vector<OpCostKey> priced_op_keys(const Graph& graph);
+
 struct GraphCost {
   double total_ms = 0;
   std::vector<double> op_ms;  // per OpId; 0 for free ops

@@ -15,13 +15,8 @@ namespace {
 std::vector<OpCostKey> zoo_keys() {
   std::vector<OpCostKey> keys;
   for (const char* name : {"resnet50", "bert", "squeezenet1.1"}) {
-    Graph g = build_zoo_model(name);
-    OpClasses classes = classify_ops(g);
-    for (size_t i = 0; i < g.num_ops(); ++i) {
-      OpId id = static_cast<OpId>(i);
-      if (g.op(id).is_leaf() || classes.constant[i] || is_metadata_only(g, g.op(id))) continue;
-      keys.push_back(make_op_cost_key(g, id, constant_input_mask(g, id, classes.constant)));
-    }
+    std::vector<OpCostKey> priced = priced_op_keys(build_zoo_model(name));
+    keys.insert(keys.end(), priced.begin(), priced.end());
   }
   return keys;
 }

@@ -15,20 +15,14 @@ namespace {
 // Every priced op of every zoo model has a cuDNN/cuBLAS description.
 TEST(CudaCost, EveryZooOpTranslatesToACudaCall) {
   for (const ZooModel& entry : zoo_models()) {
-    Graph g = build_zoo_model(entry.name);
-    OpClasses classes = classify_ops(g);
-    for (size_t i = 0; i < g.num_ops(); ++i) {
-      OpId id = static_cast<OpId>(i);
-      const Op& op = g.op(id);
-      if (op.is_leaf() || classes.constant[i] || !classes.live[i] || is_metadata_only(g, op)) continue;
-      OpCostKey key = make_op_cost_key(g, id, constant_input_mask(g, id, classes.constant));
+    for (const OpCostKey& key : priced_op_keys(build_zoo_model(entry.name))) {
       CudaOpSpec spec;
       ASSERT_NO_THROW(spec = cuda_spec_for(key)) << entry.name << ": " << key.canonical();
-      if (op.type == OpType::Conv) {
+      if (key.type == OpType::Conv) {
         EXPECT_EQ(spec.kind, CudaOpKind::Conv);
         EXPECT_EQ(spec.in2, key.inputs[1].shape);
       }
-      if (op.type == OpType::MatMul) {
+      if (key.type == OpType::MatMul) {
         EXPECT_EQ(spec.kind, CudaOpKind::Gemm);
         EXPECT_EQ(spec.batch * spec.m * spec.n, key.outputs[0].numel()) << key.canonical();
       }
