@@ -34,6 +34,13 @@ class UsageError : public Error {
   using Error::Error;
 };
 
+// A data file (rule library, cache, checkpoint) that is corrupt, truncated,
+// of another format version, or refers to things this build does not know.
+class FormatError : public Error {
+ public:
+  using Error::Error;
+};
+
 // A feature that needs hardware or a build option this process does not have.
 class UnavailableError : public Error {
  public:

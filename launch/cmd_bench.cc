@@ -23,7 +23,8 @@ int run_bench(const CliArgs& args) {
   const std::string& what = args.positional(0, "a benchmark name: io, cost or fidelity");
   if (what == "cost") return run_bench_cost(args);
   if (what == "fidelity") return run_bench_fidelity(args);
-  if (what != "io") throw UsageError("unknown benchmark '" + what + "'; available: io, cost, fidelity");
+  if (what == "rules") return run_bench_rules(args);
+  if (what != "io") throw UsageError("unknown benchmark '" + what + "'; available: io, cost, fidelity, rules");
   return run_bench_io(args);
 }
 
@@ -79,8 +80,8 @@ int run_bench_io(const CliArgs& args) {
 
 Subcommand bench_command() {
   return {{"bench",
-           "io MODEL.onnx | cost [MODEL] | fidelity",
-           "Benchmarks that print numbers: ONNX I/O, cost-model speed, cost-model fidelity.",
+           "io MODEL.onnx | cost [MODEL] | fidelity | rules [MODELS]",
+           "Benchmarks that print numbers: ONNX I/O, cost-model speed and fidelity, rule matching.",
            "io MODEL.onnx  import and export time of a model file (reading, parsing, folding, validation;\n"
            "               serialisation, writing). JSON keys: model, size_mb, import_median_ms,\n"
            "               export_median_ms, repeats, peak_rss_mib.\n"
@@ -89,8 +90,13 @@ Subcommand bench_command() {
            "               update after one rewrite. JSON keys: model, configurations, first_measure_s,\n"
            "               cached_from_disk_us, cached_us, incremental_us, incremental_max_error_ms, peak_rss_mib.\n"
            "fidelity       Spearman rank correlation between cost-model totals and the executor's end-to-end\n"
-           "               latency over zoo graphs at several batch sizes plus the ONNX files in --onnx-dir.",
-           {{"--repeats", "", "N", "io: timed repetitions after one warm-up (default 5)"},
+           "               latency over zoo graphs at several batch sizes plus the ONNX files in --onnx-dir.\n"
+           "rules [MODELS] (default resnet50,bert) all matches of all default rules from scratch, and the\n"
+           "               incremental re-match after each of --steps random rewrites. JSON keys: rules, models\n"
+           "               [{model, ops, matches, scratch_median_ms, scratch_p90_ms, incremental_mean_ms,\n"
+           "               incremental_max_ms, rewrites}], peak_rss_mib.",
+           {{"--repeats", "", "N", "io, rules: timed repetitions after one warm-up (default 5; rules 10)"},
+            {"--steps", "", "N", "rules: random rewrites timed incrementally (default 50)"},
             {"--output", "-o", "FILE", "io: keep the exported model here (default: a temp file, removed)"},
             {"--threads", "", "T", "cost, fidelity: intra-op threads (default: all cores)"},
             {"--cache-dir", "", "DIR", "fidelity: measured-cost cache directory (default: the user cache)"},

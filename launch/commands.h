@@ -21,5 +21,6 @@ Subcommand devices_command();
 Subcommand bench_command();
 Subcommand cost_command();
 Subcommand calibrate_command();
+Subcommand rules_command();
 
 }  // namespace graphworld

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <vector>
 
+#include "common/checksum.h"
 #include "common/error.h"
 
 namespace graphworld {
@@ -21,14 +22,7 @@ namespace {
 
 constexpr const char* kMagic = "graphworld-cost-cache 1";
 
-uint64_t fnv1a(const char* data, size_t size) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < size; ++i) {
-    h ^= static_cast<unsigned char>(data[i]);
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
+uint64_t fnv1a(const char* data, size_t size) { return fnv1a_64(data, size); }
 
 // Holds flock(LOCK_EX) on a lock file for its lifetime.
 class FileLock {

@@ -28,6 +28,12 @@ std::string_view attr_key_name(AttrKey key) {
   return index < kAttrNames.size() ? kAttrNames[index] : std::string_view("?");
 }
 
+std::optional<AttrKey> attr_key_from_name(std::string_view name) {
+  for (size_t i = 0; i < kAttrNames.size(); ++i)
+    if (kAttrNames[i] == name) return static_cast<AttrKey>(i);
+  return std::nullopt;
+}
+
 std::string_view activation_name(Activation act) {
   switch (act) {
     case Activation::None: return "none";
@@ -110,30 +116,31 @@ uint64_t Attributes::hash() const {
   return h;
 }
 
+std::string attr_value_to_string(AttrKey key, const AttrValue& value) {
+  if (auto* i = std::get_if<int64_t>(&value)) {
+    return key == AttrKey::Activation ? std::string(activation_name(static_cast<Activation>(*i))) : std::to_string(*i);
+  }
+  if (auto* d = std::get_if<double>(&value)) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%g", *d);
+    return buf;
+  }
+  std::string out = "[";
+  const auto& list = std::get<std::vector<int64_t>>(value);
+  for (size_t k = 0; k < list.size(); ++k) {
+    if (k) out += ',';
+    out += std::to_string(list[k]);
+  }
+  return out + ']';
+}
+
 std::string Attributes::to_string() const {
   std::string out;
   for (const auto& [key, value] : items_) {
     if (!out.empty()) out += ' ';
     out += attr_key_name(key);
     out += '=';
-    if (auto* i = std::get_if<int64_t>(&value)) {
-      if (key == AttrKey::Activation)
-        out += activation_name(static_cast<Activation>(*i));
-      else
-        out += std::to_string(*i);
-    } else if (auto* d = std::get_if<double>(&value)) {
-      char buf[32];
-      std::snprintf(buf, sizeof(buf), "%g", *d);
-      out += buf;
-    } else {
-      out += '[';
-      const auto& list = std::get<std::vector<int64_t>>(value);
-      for (size_t k = 0; k < list.size(); ++k) {
-        if (k) out += ',';
-        out += std::to_string(list[k]);
-      }
-      out += ']';
-    }
+    out += attr_value_to_string(key, value);
   }
   return out;
 }

@@ -45,12 +45,15 @@ enum class AttrKey : uint8_t {
 };
 
 std::string_view attr_key_name(AttrKey key);
+std::optional<AttrKey> attr_key_from_name(std::string_view name);
 
 // Activation fused into Conv, MatMul and Gemm.
 enum class Activation : int64_t { None = 0, Relu = 1, Sigmoid = 2, Tanh = 3 };
 std::string_view activation_name(Activation act);
 
 using AttrValue = std::variant<int64_t, double, std::vector<int64_t>>;
+// "3", "0.001", "[1,1]"; activations by name ("relu") when `key` is Activation.
+std::string attr_value_to_string(AttrKey key, const AttrValue& value);
 
 class Attributes {
  public:

@@ -1,0 +1,327 @@
+#include "env/rules/hand_written_rules.h"
+
+#include <string>
+
+#include "env/rules/rule_writer.h"
+
+namespace graphworld {
+
+namespace {
+
+constexpr const char* kOrigin = "hand-written";
+using Ints = std::vector<int64_t>;
+
+DimTerm one() { return DimTerm::of_literal(1); }
+
+// The conv attributes a rule passes through unchanged.
+struct ConvParams {
+  int32_t strides, pads, dilations;
+};
+
+ConvParams conv_params(RuleWriter& w) {
+  return {w.param("s", AttrKey::Strides), w.param("p", AttrKey::Pads), w.param("d", AttrKey::Dilations)};
+}
+
+RuleWriter::AttrList conv_attrs(const ConvParams& p, AttrExpr activation) {
+  return {{AttrKey::Strides, par(p.strides)},
+          {AttrKey::Pads, par(p.pads)},
+          {AttrKey::Dilations, par(p.dilations)},
+          {AttrKey::Activation, std::move(activation)}};
+}
+
+// BatchNorm(Conv(x, k[, b])) -> Conv(x, k * s, (b - mean) * s + beta) with
+// s = gamma / sqrt(var + eps). The new weights are weight-only, so folded.
+Rule fold_conv_batchnorm(bool conv_bias) {
+  RuleWriter w(conv_bias ? "fold-conv-bias-batchnorm" : "fold-conv-batchnorm", kOrigin);
+  DimTerm n = w.dim("n"), c = w.dim("c"), h = w.dim("h", DimDomain::Spatial), wd = w.dim("w", DimDomain::Spatial);
+  DimTerm o = w.dim("o"), kh = w.dim("kh", DimDomain::Kernel), kw = w.dim("kw", DimDomain::Kernel);
+  PatternRef x = w.var("x", {n, c, h, wd});
+  PatternRef k = w.weight("k", {o, c, kh, kw});
+  PatternRef cb = conv_bias ? w.weight("b", {o}) : PatternRef{};
+  PatternRef gamma = w.weight("gamma", {o}), beta = w.weight("beta", {o}), mean = w.weight("mean", {o});
+  PatternRef variance = w.weight("var", {o}, /*positive=*/true);
+  ConvParams p = conv_params(w);
+  int32_t eps = w.param("eps", AttrKey::Epsilon);
+  std::vector<PatternRef> conv_in = {x, k};
+  if (conv_bias) conv_in.push_back(cb);
+  PatternRef conv = w.source(OpType::Conv, conv_in, conv_attrs(p, lit(int64_t{0})));
+  PatternRef bn = w.source(OpType::BatchNorm, {conv, gamma, beta, mean, variance}, {{AttrKey::Epsilon, par(eps)}});
+
+  PatternRef eps_tensor = w.target_constant(par(eps), {one()});
+  PatternRef stddev = w.target(OpType::Sqrt, {w.target(OpType::Add, {variance, eps_tensor})});
+  PatternRef scale = w.target(OpType::Div, {gamma, stddev});
+  PatternRef scale4 = w.target(OpType::Reshape, {scale}, {{AttrKey::Shape, AttrExpr::of_dims({o, one(), one(), one()})}});
+  PatternRef k2 = w.target(OpType::Mul, {k, scale4});
+  PatternRef shifted = conv_bias ? w.target(OpType::Sub, {cb, mean}) : PatternRef{};
+  PatternRef b2 = conv_bias ? w.target(OpType::Add, {w.target(OpType::Mul, {shifted, scale}), beta})
+                            : w.target(OpType::Sub, {beta, w.target(OpType::Mul, {mean, scale})});
+  PatternRef fused = w.target(OpType::Conv, {x, k2, b2}, conv_attrs(p, lit(int64_t{0})));
+  w.output(bn, fused);
+  return w.finish();
+}
+
+const std::pair<OpType, Activation> kActivations[] = {
+    {OpType::Relu, Activation::Relu}, {OpType::Sigmoid, Activation::Sigmoid}, {OpType::Tanh, Activation::Tanh}};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+Rule fuse_conv_activation(OpType act_type, Activation act, bool bias) {
+  RuleWriter w(std::string(bias ? "fuse-conv-bias-" : "fuse-conv-") + lower(op_type_name(act_type)), kOrigin);
+  DimTerm n = w.dim("n"), c = w.dim("c"), h = w.dim("h", DimDomain::Spatial), wd = w.dim("w", DimDomain::Spatial);
+  DimTerm o = w.dim("o"), kh = w.dim("kh", DimDomain::Kernel), kw = w.dim("kw", DimDomain::Kernel);
+  PatternRef x = w.var("x", {n, c, h, wd});
+  PatternRef k = w.var("k", {o, c, kh, kw});
+  std::vector<PatternRef> in = {x, k};
+  if (bias) in.push_back(w.var("b", {o}));
+  ConvParams p = conv_params(w);
+  PatternRef conv = w.source(OpType::Conv, in, conv_attrs(p, lit(int64_t{0})));
+  PatternRef activated = w.source(act_type, {conv});
+  w.output(activated, w.target(OpType::Conv, in, conv_attrs(p, lit(static_cast<int64_t>(act)))));
+  return w.finish();
+}
+
+// x [..., m, k] @ w [k, n], rank 2 or 3 (BERT's projections are rank 3).
+std::vector<DimTerm> matmul_lhs(RuleWriter& w, int rank, DimTerm k) {
+  std::vector<DimTerm> shape;
+  if (rank == 3) shape.push_back(w.dim("b"));
+  shape.push_back(w.dim("m"));
+  shape.push_back(k);
+  return shape;
+}
+
+Rule fuse_matmul_activation(OpType act_type, Activation act, int rank) {
+  RuleWriter w("fuse-matmul-rank" + std::to_string(rank) + "-" + lower(op_type_name(act_type)), kOrigin);
+  DimTerm k = w.dim("k"), n = w.dim("n");
+  PatternRef x = w.var("x", matmul_lhs(w, rank, k));
+  PatternRef y = w.var("y", {k, n});
+  PatternRef mm = w.source(OpType::MatMul, {x, y}, {{AttrKey::Activation, lit(int64_t{0})}});
+  PatternRef activated = w.source(act_type, {mm});
+  w.output(activated, w.target(OpType::MatMul, {x, y}, {{AttrKey::Activation, lit(static_cast<int64_t>(act))}}));
+  return w.finish();
+}
+
+// Two convs reading one input, same strides/pads/dilations/activation and
+// kernel size: one conv over the concatenated weights, then a split.
+Rule merge_parallel_convs(bool bias) {
+  RuleWriter w(bias ? "merge-parallel-convs-bias" : "merge-parallel-convs", kOrigin);
+  DimTerm n = w.dim("n"), c = w.dim("c"), h = w.dim("h", DimDomain::Spatial), wd = w.dim("w", DimDomain::Spatial);
+  DimTerm o1 = w.dim("o1"), o2 = w.dim("o2"), kh = w.dim("kh", DimDomain::Kernel), kw = w.dim("kw", DimDomain::Kernel);
+  PatternRef x = w.var("x", {n, c, h, wd});
+  PatternRef k1 = w.weight("k1", {o1, c, kh, kw}), k2 = w.weight("k2", {o2, c, kh, kw});
+  std::vector<PatternRef> in1 = {x, k1}, in2 = {x, k2};
+  PatternRef b1, b2;
+  if (bias) {
+    in1.push_back(b1 = w.weight("b1", {o1}));
+    in2.push_back(b2 = w.weight("b2", {o2}));
+  }
+  ConvParams p = conv_params(w);
+  int32_t a = w.param("a", AttrKey::Activation);
+  PatternRef c1 = w.source(OpType::Conv, in1, conv_attrs(p, par(a)));
+  PatternRef c2 = w.source(OpType::Conv, in2, conv_attrs(p, par(a)));
+  std::vector<PatternRef> merged = {x, w.target(OpType::Concat, {k1, k2}, {{AttrKey::Axis, lit(int64_t{0})}})};
+  if (bias) merged.push_back(w.target(OpType::Concat, {b1, b2}, {{AttrKey::Axis, lit(int64_t{0})}}));
+  PatternRef conv = w.target(OpType::Conv, merged, conv_attrs(p, par(a)));
+  PatternRef split = w.target(OpType::Split, {conv},
+                              {{AttrKey::Axis, lit(int64_t{1})}, {AttrKey::Split, AttrExpr::of_dims({o1, o2})}}, 2);
+  w.output(c1, split);
+  w.output(c2, RuleWriter::out(split, 1));
+  return w.finish();
+}
+
+// Same with different odd kernel sizes and "same" padding: the first kernel
+// is zero-padded to the second's size, which keeps every output in place.
+Rule merge_parallel_convs_enlarge(bool bias) {
+  RuleWriter w(bias ? "merge-parallel-convs-enlarge-bias" : "merge-parallel-convs-enlarge", kOrigin);
+  DimTerm n = w.dim("n"), c = w.dim("c"), h = w.dim("h", DimDomain::Spatial), wd = w.dim("w", DimDomain::Spatial);
+  DimTerm o1 = w.dim("o1"), o2 = w.dim("o2");
+  DimTerm kh1 = w.dim("kh1", DimDomain::OddKernel), kw1 = w.dim("kw1", DimDomain::OddKernel);
+  DimTerm kh2 = w.dim("kh2", DimDomain::OddKernel), kw2 = w.dim("kw2", DimDomain::OddKernel);
+  PatternRef x = w.var("x", {n, c, h, wd});
+  PatternRef k1 = w.weight("k1", {o1, c, kh1, kw1}), k2 = w.weight("k2", {o2, c, kh2, kw2});
+  std::vector<PatternRef> in1 = {x, k1}, in2 = {x, k2};
+  PatternRef b1, b2;
+  if (bias) {
+    in1.push_back(b1 = w.weight("b1", {o1}));
+    in2.push_back(b2 = w.weight("b2", {o2}));
+  }
+  int32_t s = w.param("s", AttrKey::Strides), a = w.param("a", AttrKey::Activation);
+  auto attrs = [&](DimTerm kh, DimTerm kw) {
+    return RuleWriter::AttrList{{AttrKey::Strides, par(s)},
+                                {AttrKey::Pads, AttrExpr::same_pads({kh, kw})},
+                                {AttrKey::Activation, par(a)}};
+  };
+  PatternRef c1 = w.source(OpType::Conv, in1, attrs(kh1, kw1));
+  PatternRef c2 = w.source(OpType::Conv, in2, attrs(kh2, kw2));
+  PatternRef enlarged = w.target(OpType::EnlargeKernel, {k1}, {{AttrKey::KernelShape, AttrExpr::of_dims({kh2, kw2})}});
+  std::vector<PatternRef> merged = {x, w.target(OpType::Concat, {enlarged, k2}, {{AttrKey::Axis, lit(int64_t{0})}})};
+  if (bias) merged.push_back(w.target(OpType::Concat, {b1, b2}, {{AttrKey::Axis, lit(int64_t{0})}}));
+  PatternRef conv = w.target(OpType::Conv, merged, attrs(kh2, kw2));
+  PatternRef split = w.target(OpType::Split, {conv},
+                              {{AttrKey::Axis, lit(int64_t{1})}, {AttrKey::Split, AttrExpr::of_dims({o1, o2})}}, 2);
+  w.output(c1, split);
+  w.output(c2, RuleWriter::out(split, 1));
+  return w.finish();
+}
+
+Rule merge_parallel_matmuls(int rank) {
+  RuleWriter w("merge-parallel-matmuls-rank" + std::to_string(rank), kOrigin);
+  DimTerm k = w.dim("k"), n1 = w.dim("n1"), n2 = w.dim("n2");
+  PatternRef x = w.var("x", matmul_lhs(w, rank, k));
+  PatternRef y1 = w.weight("y1", {k, n1}), y2 = w.weight("y2", {k, n2});
+  int32_t a = w.param("a", AttrKey::Activation);
+  PatternRef m1 = w.source(OpType::MatMul, {x, y1}, {{AttrKey::Activation, par(a)}});
+  PatternRef m2 = w.source(OpType::MatMul, {x, y2}, {{AttrKey::Activation, par(a)}});
+  PatternRef y = w.target(OpType::Concat, {y1, y2}, {{AttrKey::Axis, lit(int64_t{1})}});
+  PatternRef mm = w.target(OpType::MatMul, {x, y}, {{AttrKey::Activation, par(a)}});
+  PatternRef split = w.target(OpType::Split, {mm},
+                              {{AttrKey::Axis, lit(int64_t{rank - 1})}, {AttrKey::Split, AttrExpr::of_dims({n1, n2})}}, 2);
+  w.output(m1, split);
+  w.output(m2, RuleWriter::out(split, 1));
+  return w.finish();
+}
+
+// Two convs of the same shape on two inputs -> one conv with two groups over
+// the concatenated inputs. With `concat_outputs` the source concatenates the
+// two results (as Inception's branches do) and no split is needed.
+Rule merge_grouped_convs(bool concat_outputs) {
+  RuleWriter w(concat_outputs ? "merge-grouped-convs-concat" : "merge-grouped-convs", kOrigin);
+  DimTerm n = w.dim("n"), c = w.dim("c"), h = w.dim("h", DimDomain::Spatial), wd = w.dim("w", DimDomain::Spatial);
+  DimTerm o = w.dim("o"), kh = w.dim("kh", DimDomain::Kernel), kw = w.dim("kw", DimDomain::Kernel);
+  PatternRef x1 = w.var("x1", {n, c, h, wd}), x2 = w.var("x2", {n, c, h, wd});
+  PatternRef k1 = w.weight("k1", {o, c, kh, kw}), k2 = w.weight("k2", {o, c, kh, kw});
+  ConvParams p = conv_params(w);
+  int32_t a = w.param("a", AttrKey::Activation);
+  PatternRef c1 = w.source(OpType::Conv, {x1, k1}, conv_attrs(p, par(a)));
+  PatternRef c2 = w.source(OpType::Conv, {x2, k2}, conv_attrs(p, par(a)));
+  PatternRef xs = w.target(OpType::Concat, {x1, x2}, {{AttrKey::Axis, lit(int64_t{1})}});
+  PatternRef ks = w.target(OpType::Concat, {k1, k2}, {{AttrKey::Axis, lit(int64_t{0})}});
+  RuleWriter::AttrList grouped = conv_attrs(p, par(a));
+  grouped.push_back({AttrKey::Group, lit(int64_t{2})});
+  PatternRef conv = w.target(OpType::Conv, {xs, ks}, grouped);
+  if (concat_outputs) {
+    w.output(w.source(OpType::Concat, {c1, c2}, {{AttrKey::Axis, lit(int64_t{1})}}), conv);
+  } else {
+    PatternRef split = w.target(OpType::Split, {conv},
+                                {{AttrKey::Axis, lit(int64_t{1})}, {AttrKey::Split, AttrExpr::of_dims({o, o})}}, 2);
+    w.output(c1, split);
+    w.output(c2, RuleWriter::out(split, 1));
+  }
+  return w.finish();
+}
+
+std::vector<DimTerm> dims_of_rank(RuleWriter& w, int rank) {
+  std::vector<DimTerm> shape;
+  for (int i = 0; i < rank; ++i) shape.push_back(w.dim("d" + std::to_string(i)));
+  return shape;
+}
+
+enum class PairRewrite { Cancel, Compose };
+
+Rule transpose_pair(PairRewrite kind, int rank) {
+  RuleWriter w(std::string(kind == PairRewrite::Cancel ? "cancel" : "compose") + "-transposes-rank" +
+                   std::to_string(rank),
+               kOrigin);
+  PatternRef x = w.var("x", dims_of_rank(w, rank));
+  int32_t p1 = w.param("p1", AttrKey::Perm), p2 = w.param("p2", AttrKey::Perm);
+  PatternRef t1 = w.source(OpType::Transpose, {x}, {{AttrKey::Perm, par(p1)}});
+  PatternRef t2 = w.source(OpType::Transpose, {t1}, {{AttrKey::Perm, par(p2)}});
+  if (kind == PairRewrite::Cancel) {
+    w.constraint(ConstraintKind::InversePerms, {p1, p2});
+    w.output(t2, x);
+  } else {
+    w.output(t2, w.target(OpType::Transpose, {x}, {{AttrKey::Perm, AttrExpr::compose_perm(p1, p2)}}));
+  }
+  return w.finish();
+}
+
+Rule remove_identity_transpose(int rank) {
+  RuleWriter w("remove-identity-transpose-rank" + std::to_string(rank), kOrigin);
+  PatternRef x = w.var("x", dims_of_rank(w, rank));
+  int32_t p = w.param("p", AttrKey::Perm);
+  w.constraint(ConstraintKind::IdentityPerm, {p});
+  w.output(w.source(OpType::Transpose, {x}, {{AttrKey::Perm, par(p)}}), x);
+  return w.finish();
+}
+
+// Reshape(Reshape(x, s1), s2): reshapes read memory in order, so only s2
+// matters. When s2 is x's own shape the pair disappears.
+Rule reshape_pair(PairRewrite kind, int rank) {
+  RuleWriter w(std::string(kind == PairRewrite::Cancel ? "cancel" : "compose") + "-reshapes-rank" +
+                   std::to_string(rank),
+               kOrigin);
+  PatternRef x = w.var("x", dims_of_rank(w, rank));
+  int32_t s1 = w.param("s1", AttrKey::Shape), s2 = w.param("s2", AttrKey::Shape);
+  PatternRef r1 = w.source(OpType::Reshape, {x}, {{AttrKey::Shape, par(s1)}});
+  PatternRef r2 = w.source(OpType::Reshape, {r1}, {{AttrKey::Shape, par(s2)}});
+  if (kind == PairRewrite::Cancel) {
+    w.output(r2, x);
+  } else {
+    w.output(r2, w.target(OpType::Reshape, {x}, {{AttrKey::Shape, par(s2)}}));
+  }
+  return w.finish();
+}
+
+Rule cancel_split_concat(int rank) {
+  RuleWriter w("cancel-split-concat-rank" + std::to_string(rank), kOrigin);
+  PatternRef x = w.var("x", dims_of_rank(w, rank));
+  int32_t axis = w.param("axis", AttrKey::Axis), sizes = w.param("sizes", AttrKey::Split);
+  PatternRef split = w.source(OpType::Split, {x}, {{AttrKey::Axis, par(axis)}, {AttrKey::Split, par(sizes)}}, 2);
+  PatternRef concat = w.source(OpType::Concat, {split, RuleWriter::out(split, 1)}, {{AttrKey::Axis, par(axis)}});
+  w.output(concat, x);
+  return w.finish();
+}
+
+Rule cancel_concat_split(int rank) {
+  RuleWriter w("cancel-concat-split-rank" + std::to_string(rank), kOrigin);
+  // Channels for images (axis 1 of rank 4), features otherwise (last axis).
+  const int axis = rank == 4 ? 1 : rank - 1;
+  std::vector<DimTerm> shape_x = dims_of_rank(w, rank), shape_y = shape_x;
+  DimTerm cx = w.dim("cx"), cy = w.dim("cy");
+  shape_x[static_cast<size_t>(axis)] = cx;
+  shape_y[static_cast<size_t>(axis)] = cy;
+  PatternRef x = w.var("x", shape_x), y = w.var("y", shape_y);
+  PatternRef concat = w.source(OpType::Concat, {x, y}, {{AttrKey::Axis, lit(int64_t{axis})}});
+  PatternRef split = w.source(OpType::Split, {concat},
+                              {{AttrKey::Axis, lit(int64_t{axis})}, {AttrKey::Split, AttrExpr::of_dims({cx, cy})}}, 2);
+  w.output(split, x);
+  w.output(RuleWriter::out(split, 1), y);
+  return w.finish();
+}
+
+}  // namespace
+
+std::vector<Rule> hand_written_rules() {
+  std::vector<Rule> rules;
+  rules.push_back(fold_conv_batchnorm(false));
+  rules.push_back(fold_conv_batchnorm(true));
+  for (const auto& [type, act] : kActivations) {
+    rules.push_back(fuse_conv_activation(type, act, false));
+    rules.push_back(fuse_conv_activation(type, act, true));
+    rules.push_back(fuse_matmul_activation(type, act, 2));
+    rules.push_back(fuse_matmul_activation(type, act, 3));
+  }
+  rules.push_back(merge_parallel_convs(false));
+  rules.push_back(merge_parallel_convs(true));
+  rules.push_back(merge_parallel_convs_enlarge(false));
+  rules.push_back(merge_parallel_convs_enlarge(true));
+  rules.push_back(merge_parallel_matmuls(2));
+  rules.push_back(merge_parallel_matmuls(3));
+  rules.push_back(merge_grouped_convs(false));
+  rules.push_back(merge_grouped_convs(true));
+  for (int rank = 2; rank <= 4; ++rank) {
+    rules.push_back(transpose_pair(PairRewrite::Cancel, rank));
+    rules.push_back(transpose_pair(PairRewrite::Compose, rank));
+    rules.push_back(remove_identity_transpose(rank));
+    rules.push_back(reshape_pair(PairRewrite::Cancel, rank));
+    rules.push_back(reshape_pair(PairRewrite::Compose, rank));
+    rules.push_back(cancel_split_concat(rank));
+    rules.push_back(cancel_concat_split(rank));
+  }
+  return rules;
+}
+
+}  // namespace graphworld

@@ -1,0 +1,26 @@
+// Rules written by hand: the rewrites the generator cannot reach because
+// they need ops outside its menu (BatchNorm), more ops than it enumerates, or
+// parameters it cannot express as literals. Each is verified like any other.
+//
+// Families (names are stable; a suffix gives the variant):
+//   fold-conv-batchnorm[-bias]            Conv then BatchNorm -> one Conv
+//   fuse-{conv,conv-bias,matmul-rankN}-{relu,sigmoid,tanh}
+//                                         activation into Conv / MatMul
+//   merge-parallel-convs[-bias]           two convs of one input, same kernel
+//   merge-parallel-convs-enlarge[-bias]   same, the smaller kernel enlarged
+//   merge-parallel-matmuls-rankN          two MatMuls of one input
+//   merge-grouped-convs[-concat]          two convs of two inputs -> group 2
+//   cancel-transposes-rankN, compose-transposes-rankN, remove-identity-transpose-rankN
+//   cancel-reshapes-rankN, compose-reshapes-rankN
+//   cancel-split-concat-rankN, cancel-concat-split-rankN
+#pragma once
+
+#include <vector>
+
+#include "env/rules/rule.h"
+
+namespace graphworld {
+
+std::vector<Rule> hand_written_rules();
+
+}  // namespace graphworld
