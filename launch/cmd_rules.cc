@@ -46,6 +46,7 @@ int run_generate(const CliArgs& args) {
   std::printf("  pruned, shared op   %zu\n", s.pruned_common);
   std::printf("  pruned, same output %zu\n", s.pruned_output_op);
   std::printf("  pruned, duplicate   %zu\n", s.pruned_duplicate);
+  std::printf("  pruned, unbound     %zu\n", s.pruned_unbound);
   std::printf("  rejected by verifier %zu\n", s.rejected);
   std::printf("generated rules kept  %zu (%zu for any odd kernel size, %zu for any stride)\n", s.kept, s.generic_kernel,
               s.generic_strides);

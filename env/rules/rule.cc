@@ -163,6 +163,48 @@ void check_rule_references(const Rule& rule) {
   }
   for (const RuleConstraint& c : rule.constraints)
     for (int32_t p : c.params) check_param(rule, p, "constraint " + std::string(constraint_kind_name(c.kind)));
+  if (!target_is_determined(rule))
+    bad_rule(rule, "the target uses a variable, dim symbol or parameter that matching the source does not bind");
+}
+
+bool target_is_determined(const Rule& rule) {
+  std::vector<bool> var_bound(rule.vars.size()), dim_bound(rule.dims.size()), param_bound(rule.params.size());
+  auto bind_dims = [&](const std::vector<DimTerm>& dims) {
+    for (const DimTerm& d : dims)
+      if (d.is_symbol()) dim_bound[static_cast<size_t>(d.symbol)] = true;
+  };
+  for (const PatternOp& op : rule.source) {
+    for (const PatternRef& r : op.inputs)
+      if (r.is_var()) {
+        var_bound[static_cast<size_t>(r.var)] = true;
+        bind_dims(rule.vars[static_cast<size_t>(r.var)].shape);
+      }
+    for (const auto& [key, e] : op.attrs) {
+      if (e.kind == AttrExprKind::Param) param_bound[static_cast<size_t>(e.param)] = true;
+      if (e.kind == AttrExprKind::Dims) bind_dims(e.dims);
+    }
+  }
+  auto dims_bound = [&](const std::vector<DimTerm>& dims) {
+    for (const DimTerm& d : dims)
+      if (d.is_symbol() && !dim_bound[static_cast<size_t>(d.symbol)]) return false;
+    return true;
+  };
+  for (const PatternOp& op : rule.target) {
+    for (const PatternRef& r : op.inputs)
+      if (r.is_var() && !var_bound[static_cast<size_t>(r.var)]) return false;
+    for (const auto& [key, e] : op.attrs) {
+      if ((e.kind == AttrExprKind::Param || e.kind == AttrExprKind::ComposePerm) && !param_bound[static_cast<size_t>(e.param)])
+        return false;
+      if (e.kind == AttrExprKind::ComposePerm && !param_bound[static_cast<size_t>(e.param2)]) return false;
+      if (!dims_bound(e.dims)) return false;
+    }
+  }
+  for (const RuleOutput& o : rule.outputs)
+    if (o.target.is_var() && !var_bound[static_cast<size_t>(o.target.var)]) return false;
+  for (const RuleConstraint& c : rule.constraints)
+    for (int32_t p : c.params)
+      if (!param_bound[static_cast<size_t>(p)]) return false;
+  return true;
 }
 
 // ---- readable forms -------------------------------------------------------

@@ -157,6 +157,12 @@ struct Rule {
 // op the source may not contain (leaves) is wrong.
 void check_rule_references(const Rule& rule);
 
+// True when matching the source binds everything the target reads: every
+// variable, dim symbol and parameter the target uses appears in the source
+// (in a variable the source reads, or in a source attribute). A rule that
+// fails this describes a family of targets, and no match could pick one.
+bool target_is_determined(const Rule& rule);
+
 // Readable multi-line form:
 //   conv-add-merge  [hand-written]
 //     vars   x:[n,c,h,w]  w1:weight[o,c,kh,kw] ...

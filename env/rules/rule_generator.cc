@@ -608,6 +608,10 @@ GeneratorResult generate_rules(const GeneratorOptions& options) {
           std::optional<Rule> rule = make_rule(world, src, dst);
           if (!rule) continue;
           ++stats.pairs;
+          if (!target_is_determined(*rule)) {
+            ++stats.pruned_unbound;
+            continue;
+          }
           if (share_an_op(src, dst)) {
             ++stats.pruned_common;
             continue;

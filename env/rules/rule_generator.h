@@ -46,6 +46,7 @@ struct GeneratorStats {
   size_t pruned_common = 0;      // same op over the same inputs on both sides
   size_t pruned_output_op = 0;   // both outputs from the same op over equal operands
   size_t pruned_duplicate = 0;   // renamings and duplicates of a kept rule
+  size_t pruned_unbound = 0;     // the target needs a size or parameter the source does not fix
   size_t rejected = 0;           // failed verification even with literal parameters
   size_t kept = 0;
   size_t generic_kernel = 0;     // kept rules valid for any (odd) kernel size

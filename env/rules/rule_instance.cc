@@ -67,32 +67,40 @@ Attributes evaluate_attrs(const PatternOp& op, const RuleBinding& b) {
   return attrs;
 }
 
-std::optional<AttrValue> effective_attr(OpType type, const Attributes& attrs, AttrKey key) {
-  if (const AttrValue* v = attrs.find(key)) return *v;
+const AttrValue* effective_attr_ptr(OpType type, const Attributes& attrs, AttrKey key) {
+  if (const AttrValue* v = attrs.find(key)) return v;
+  // Defaults live in statics so matching never allocates for them.
+  static const AttrValue kZero = int64_t{0}, kOne = int64_t{1};
+  static const AttrValue kOnes2 = std::vector<int64_t>{1, 1}, kZeros4 = std::vector<int64_t>{0, 0, 0, 0};
   switch (key) {
     case AttrKey::Activation:
-      if (type == OpType::Conv || type == OpType::MatMul || type == OpType::Gemm) return int64_t{0};
+      if (type == OpType::Conv || type == OpType::MatMul || type == OpType::Gemm) return &kZero;
       break;
     case AttrKey::Group:
-      if (type == OpType::Conv) return int64_t{1};
+      if (type == OpType::Conv) return &kOne;
       break;
     case AttrKey::Strides:
     case AttrKey::Dilations:
-      if (is_conv_like(type)) return std::vector<int64_t>{1, 1};
+      if (is_conv_like(type)) return &kOnes2;
       break;
     case AttrKey::Pads:
-      if (is_conv_like(type)) return std::vector<int64_t>{0, 0, 0, 0};
+      if (is_conv_like(type)) return &kZeros4;
       break;
     case AttrKey::Axis:
-      if (type == OpType::Split) return int64_t{0};
+      if (type == OpType::Split) return &kZero;
       break;
     case AttrKey::CeilMode:
     case AttrKey::CountIncludePad:
-      if (type == OpType::MaxPool || type == OpType::AvgPool) return int64_t{0};
+      if (type == OpType::MaxPool || type == OpType::AvgPool) return &kZero;
       break;
     default: break;
   }
-  return std::nullopt;
+  return nullptr;
+}
+
+std::optional<AttrValue> effective_attr(OpType type, const Attributes& attrs, AttrKey key) {
+  const AttrValue* v = effective_attr_ptr(type, attrs, key);
+  return v ? std::optional<AttrValue>(*v) : std::nullopt;
 }
 
 bool unify_attr(const AttrExpr& e, const AttrValue& value, RuleBinding& b) {
@@ -137,7 +145,7 @@ bool unify_shape(const std::vector<DimTerm>& shape, const Shape& concrete, RuleB
 
 bool attrs_match(const PatternOp& pattern, OpType type, const Attributes& attrs, const RuleBinding& b) {
   for (const auto& [key, e] : pattern.attrs) {
-    std::optional<AttrValue> have = effective_attr(type, attrs, key);
+    const AttrValue* have = effective_attr_ptr(type, attrs, key);
     if (!have) return false;
     AttrValue want;
     try {
@@ -151,7 +159,7 @@ bool attrs_match(const PatternOp& pattern, OpType type, const Attributes& attrs,
     if (pattern.find_attr(key)) continue;
     // An attribute the pattern does not name must be at its default, or the
     // rule (verified without it) would silently drop its effect.
-    std::optional<AttrValue> fallback = effective_attr(type, Attributes{}, key);
+    const AttrValue* fallback = effective_attr_ptr(type, Attributes{}, key);
     if (!fallback || *fallback != value) return false;
   }
   return true;

@@ -35,7 +35,14 @@ RuleMatcher::RuleMatcher(std::vector<Rule> rules)
       std::vector<bool> var_bound(rule.vars.size(), false);
       plan.steps.push_back({anchor, Via::Anchor, -1, -1, 0});
       placed[static_cast<size_t>(anchor)] = true;
-      for (size_t next = 0; next < plan.steps.size(); ++next) {
+      for (size_t next = 0; next < plan.steps.size() || static_cast<int32_t>(plan.steps.size()) < n; ++next) {
+        if (next == plan.steps.size()) {
+          // Nothing bound reaches the rest: scan for the first unplaced op.
+          int32_t p = 0;
+          while (placed[static_cast<size_t>(p)]) ++p;
+          placed[static_cast<size_t>(p)] = true;
+          plan.steps.push_back({p, Via::Scan, -1, -1, 0});
+        }
         const int32_t q = plan.steps[next].op;
         const PatternOp& qop = rule.source[static_cast<size_t>(q)];
         for (size_t s = 0; s < qop.inputs.size(); ++s) {
@@ -65,7 +72,6 @@ RuleMatcher::RuleMatcher(std::vector<Rule> rules)
           }
         }
       }
-      if (static_cast<int32_t>(plan.steps.size()) != n) plan.steps.clear();  // not connected: never matches
       plans_[r].push_back(std::move(plan));
       anchors_by_type_[static_cast<size_t>(rule.source[static_cast<size_t>(anchor)].type)].emplace_back(
           static_cast<int32_t>(r), anchor);
@@ -127,6 +133,10 @@ struct RuleMatcher::Search {
         try_bind(state, k, t.op);
         return;
       }
+      case Via::Scan: {
+        for (OpId g : index.ops_of_type(pop.type)) try_bind(state, k, g);
+        return;
+      }
       case Via::Consumer:
       case Via::VarUse: {
         const TensorRef t = step.via == Via::Consumer
@@ -179,7 +189,7 @@ struct RuleMatcher::Search {
       }
     }
     for (const auto& [key, expr] : pop.attrs) {
-      std::optional<AttrValue> have = effective_attr(op.type, op.attrs, key);
+      const AttrValue* have = effective_attr_ptr(op.type, op.attrs, key);
       if (!have || !unify_attr(expr, *have, st.binding)) return false;
     }
     st.ops[static_cast<size_t>(p)] = g;
@@ -282,7 +292,7 @@ void RuleMatcher::search_from(const Graph& graph, const GraphIndex& index, int32
   if (gop.inputs.size() != pop.inputs.size() || static_cast<int32_t>(gop.outputs.size()) != pop.num_outputs) return;
   for (const auto& [key, expr] : pop.attrs) {
     if (expr.kind != AttrExprKind::Literal) continue;
-    std::optional<AttrValue> have = effective_attr(gop.type, gop.attrs, key);
+    const AttrValue* have = effective_attr_ptr(gop.type, gop.attrs, key);
     if (!have || *have != expr.literal) return;
   }
   const size_t before = out.size();

@@ -9,7 +9,9 @@
 // the rewrite would not create a cycle. Add and Mul match either input order.
 //
 // Search anchors on one pattern op and grows the match along the pattern's
-// edges (to producers, to consumers, and through shared variables). A full
+// edges (to producers, to consumers, and through shared variables); a part
+// of the pattern linked to the rest only through sizes (two convs on two
+// inputs, to be merged) is found by scanning the ops of its type. A full
 // search anchors every rule on its rarest op type in the graph; an
 // incremental one anchors on the ops a rewrite touched.
 #pragma once
@@ -58,6 +60,7 @@ class RuleMatcher {
     Producer,  // it produces input `slot` of bound op `from` (output `index`)
     Consumer,  // its input `slot` reads output `index` of bound op `from`
     VarUse,    // its input `slot` reads bound variable `from`
+    Scan,      // shares nothing with the ops bound so far: every live op of its type
   };
   struct Step {
     int32_t op;
@@ -67,7 +70,7 @@ class RuleMatcher {
     int32_t index;
   };
   struct Plan {
-    std::vector<Step> steps;  // empty when the pattern is not connected
+    std::vector<Step> steps;
   };
   struct Search;
   void search_from(const Graph& graph, const GraphIndex& index, int32_t rule, int32_t anchor, OpId op,

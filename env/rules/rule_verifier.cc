@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <numeric>
 #include <random>
 
@@ -45,7 +46,8 @@ std::vector<AttrValue> test_values(const Rule& rule, const RuleParam& p) {
   switch (p.role) {
     case AttrKey::Strides: return {Ints{1, 1}, Ints{2, 2}, Ints{1, 2}};
     case AttrKey::Dilations: return {Ints{1, 1}, Ints{2, 2}, Ints{2, 1}};
-    case AttrKey::Pads: return {Ints{0, 0, 0, 0}, Ints{1, 1, 1, 1}, Ints{0, 1, 1, 0}, Ints{2, 2, 2, 2}};
+    case AttrKey::Pads:
+      return {Ints{0, 0, 0, 0}, Ints{1, 1, 1, 1}, Ints{0, 1, 1, 0}, Ints{2, 2, 2, 2}, Ints{0, 0, 2, 2}};
     case AttrKey::Group: return {int64_t{1}, int64_t{2}};
     case AttrKey::Activation: return {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{3}};
     case AttrKey::Epsilon: return {1e-5, 1e-3, 0.5};
@@ -191,26 +193,27 @@ Trial run_instantiation(const Rule& rule, const RuleBinding& b, double tolerance
 
 }  // namespace
 
-VerifyResult verify_rule(const Rule& rule, const VerifyOptions& options) {
-  check_rule_references(rule);
-  VerifyResult result;
+void for_each_candidate_binding(const Rule& rule, const VerifyOptions& options,
+                                const std::function<bool(const RuleBinding&, int)>& visit) {
   std::vector<std::vector<AttrValue>> fixed_values;
   for (const RuleParam& p : rule.params) fixed_values.push_back(test_values(rule, p));
-
   std::mt19937_64 rng(options.seed);
-  // Size variants: the first three give every symbol each of its sizes; the
-  // rest mix them at random. A rule with few parameter combinations gets
-  // more size variants, so every rule runs about max_instantiations times.
+  // Size variants (below). A rule with few parameter combinations gets more
+  // of them, so every rule runs about max_instantiations times.
   size_t param_combos = 1;
-  for (const auto& values : fixed_values) param_combos = std::min<size_t>(4096, param_combos * (values.empty() ? 6 : values.size()));
-  const int variants = static_cast<int>(std::clamp<size_t>(
-      static_cast<size_t>(options.max_instantiations) / param_combos, 6, static_cast<size_t>(std::max(6, options.max_instantiations))));
-  const int per_variant = std::max(1, options.max_instantiations / variants);
+  for (const auto& values : fixed_values)
+    param_combos = std::min<size_t>(4096, param_combos * (values.empty() ? 6 : values.size()));
+  const int variants = static_cast<int>(std::clamp<size_t>(static_cast<size_t>(options.max_instantiations) / param_combos,
+                                                           6, static_cast<size_t>(std::max(6, options.max_instantiations))));
   for (int variant = 0; variant < variants; ++variant) {
     RuleBinding base(rule);
     for (size_t d = 0; d < rule.dims.size(); ++d) {
       auto sizes = domain_sizes(rule.dims[d].domain);
-      size_t pick = variant < 3 ? (static_cast<size_t>(variant) + d) % sizes.size() : rng() % sizes.size();
+      // 0-2: each symbol a different size; 3-5: all symbols alike (square
+      // kernels, equal channels); then at random.
+      size_t pick = variant < 3   ? (static_cast<size_t>(variant) + d) % sizes.size()
+                    : variant < 6 ? static_cast<size_t>(variant - 3)
+                                  : rng() % sizes.size();
       base.dims[d] = sizes[pick];
     }
     // Reshape targets and split sizes depend on the sizes just picked.
@@ -228,9 +231,7 @@ VerifyResult verify_rule(const Rule& rule, const VerifyOptions& options) {
     std::vector<size_t> order(combos);
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), std::mt19937_64(options.seed + static_cast<uint64_t>(variant)));
-    int fitted = 0;
     for (size_t combo : order) {
-      if (fitted >= per_variant) break;
       RuleBinding b = base;
       size_t rest = combo;
       for (size_t p = 0; p < rule.params.size(); ++p) {
@@ -239,22 +240,48 @@ VerifyResult verify_rule(const Rule& rule, const VerifyOptions& options) {
         rest /= values[p].size();
       }
       if (!binding_admitted(rule, b)) continue;
-      Trial trial = run_instantiation(rule, b, options.tolerance, rng);
-      if (trial.outcome == Outcome::DoesNotFit) {
-        ++result.skipped;
-        continue;
-      }
-      ++fitted;
-      ++result.instantiations;
-      result.max_error = std::max(result.max_error, trial.error);
-      if (trial.outcome == Outcome::Unequal) {
-        char tolerance[32];
-        std::snprintf(tolerance, sizeof(tolerance), "%g", options.tolerance);
-        result.failure = "at " + binding_text(rule, b) + ": " + trial.detail + " (tolerance " + tolerance + ")";
-        return result;
-      }
+      if (!visit(b, variant)) return;
     }
   }
+}
+
+VerifyResult verify_rule(const Rule& rule, const VerifyOptions& options) {
+  check_rule_references(rule);
+  VerifyResult result;
+  std::mt19937_64 rng(options.seed);
+  // Spread the budget over the size variants: a few fitting instantiations each.
+  size_t param_combos = 1;
+  for (const RuleParam& p : rule.params)
+    param_combos = std::min<size_t>(4096, param_combos * std::max<size_t>(1, test_values(rule, p).size()));
+  const int variants = static_cast<int>(std::clamp<size_t>(static_cast<size_t>(options.max_instantiations) / param_combos,
+                                                           6, static_cast<size_t>(std::max(6, options.max_instantiations))));
+  const int per_variant = std::max(1, options.max_instantiations / variants);
+  int current_variant = -1, fitted = 0;
+  bool failed = false;
+  for_each_candidate_binding(rule, options, [&](const RuleBinding& b, int variant) {
+    if (variant != current_variant) {
+      current_variant = variant;
+      fitted = 0;
+    }
+    if (fitted >= per_variant) return true;
+    Trial trial = run_instantiation(rule, b, options.tolerance, rng);
+    if (trial.outcome == Outcome::DoesNotFit) {
+      ++result.skipped;
+      return true;
+    }
+    ++fitted;
+    ++result.instantiations;
+    result.max_error = std::max(result.max_error, trial.error);
+    if (trial.outcome == Outcome::Unequal) {
+      char tolerance[32];
+      std::snprintf(tolerance, sizeof(tolerance), "%g", options.tolerance);
+      result.failure = "at " + binding_text(rule, b) + ": " + trial.detail + " (tolerance " + tolerance + ")";
+      failed = true;
+      return false;
+    }
+    return true;
+  });
+  if (failed) return result;
   if (result.instantiations < options.min_instantiations) {
     result.failure = "only " + std::to_string(result.instantiations) + " of " +
                      std::to_string(result.instantiations + result.skipped) +

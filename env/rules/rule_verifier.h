@@ -10,9 +10,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "env/rules/rule.h"
+#include "env/rules/rule_instance.h"
 
 namespace graphworld {
 
@@ -32,5 +34,10 @@ struct VerifyResult {
 };
 
 VerifyResult verify_rule(const Rule& rule, const VerifyOptions& options = {});
+
+// Calls `visit(binding, size_variant)` with each binding the verifier tries,
+// in its order, until `visit` returns false. Tests use it to instantiate rules.
+void for_each_candidate_binding(const Rule& rule, const VerifyOptions& options,
+                                const std::function<bool(const RuleBinding&, int)>& visit);
 
 }  // namespace graphworld

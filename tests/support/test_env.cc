@@ -129,4 +129,20 @@ OrtComparison ort_compare(const std::string& model_a, const std::string& model_b
   return result;
 }
 
+std::vector<OrtComparison> ort_compare_many(const std::string& model_a, const std::vector<std::string>& models_b) {
+  if (models_b.size() == 1) return {ort_compare(model_a, models_b[0])};
+  std::string command = "node " + source_dir() + "/tests/tools/ort_compare.mjs '" + model_a + "'";
+  for (const std::string& b : models_b) command += " '" + b + "'";
+  command += " --json";
+  std::string output;
+  int status = run_command(command, &output);
+  EXPECT_EQ(status, 0) << command << "\n" << output;
+  std::vector<OrtComparison> results;
+  std::regex entry(R"re("max_abs_err"\s*:\s*([-0-9.eE+]+)\s*,\s*"max_rel_err"\s*:\s*([-0-9.eE+]+)\s*,\s*"outputs"\s*:\s*([0-9]+))re");
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), entry); it != std::sregex_iterator(); ++it)
+    results.push_back({std::stod((*it)[1]), std::stod((*it)[2]), std::stoi((*it)[3])});
+  EXPECT_EQ(results.size(), models_b.size()) << output;
+  return results;
+}
+
 }  // namespace graphworld::testing

@@ -34,6 +34,8 @@ struct OrtComparison {
 };
 // tests/tools/ort_compare.mjs: both models in onnxruntime on the same inputs.
 OrtComparison ort_compare(const std::string& model_a, const std::string& model_b);
+// The same for many B models against one A, in one onnxruntime process.
+std::vector<OrtComparison> ort_compare_many(const std::string& model_a, const std::vector<std::string>& models_b);
 
 // Runs a shell command, returning its exit status and combined output.
 int run_command(const std::string& command, std::string* output);

@@ -2,8 +2,10 @@
 // Runs two ONNX models on the same seeded random inputs in onnxruntime-node
 // (graph optimisations disabled) and reports how far their outputs differ.
 //
-//   node tests/tools/ort_compare.mjs A.onnx B.onnx [--seed S] [--threads N] [--json]
+//   node tests/tools/ort_compare.mjs A.onnx B.onnx [B2.onnx ...] [--seed S] [--threads N] [--json]
 //
+// With several B models, A runs once and each B is compared with it; --json
+// then prints {"comparisons": [{model, max_abs_err, max_rel_err, outputs}...]}.
 // Outputs are compared pairwise in order. For each pair:
 //   abs = max |a - b|,  rel = abs / max(max |a|, 1e-6)
 // and the report gives the maximum of each over all outputs. A non-finite
@@ -17,7 +19,7 @@ import {
   randomInputs, parseArgs, intOption, checkModelFile,
 } from './common.mjs';
 
-const USAGE = 'usage: node ort_compare.mjs A.onnx B.onnx [--seed S] [--threads N] [--json]';
+const USAGE = 'usage: node ort_compare.mjs A.onnx B.onnx [B2.onnx ...] [--seed S] [--threads N] [--json]';
 
 function sameShape(a, b) {
   return a.length === b.length && a.every((d, i) => d === b[i]);
@@ -92,57 +94,65 @@ async function main() {
     process.stdout.write(USAGE + '\n');
     return 0;
   }
-  if (positional.length !== 2) throw new ToolError(`expected two model files\n${USAGE}`);
-  const [pathA, pathB] = positional;
+  if (positional.length < 2) throw new ToolError(`expected two or more model files\n${USAGE}`);
+  const [pathA, ...pathsB] = positional;
   const seed = intOption(opts, 'seed', 0, 0);
   const threads = intOption(opts, 'threads', 1, 1);
-  checkModelFile(pathA);
-  checkModelFile(pathB);
+  for (const p of positional) checkModelFile(p);
 
   const ort = loadOrt();
   const sa = await createSession(ort, pathA, { threads, opt: 'disabled' });
-  const sb = await createSession(ort, pathB, { threads, opt: 'disabled' });
   const inputsA = staticInputs(sa, pathA);
-  const inputsB = staticInputs(sb, pathB);
-  checkSameInputs(inputsA, inputsB, pathA, pathB);
-  if (sa.outputNames.length !== sb.outputNames.length) {
-    throw new ToolError(
-      `${pathA} has ${sa.outputNames.length} output(s), ${pathB} has ${sb.outputNames.length}`, EXIT_USAGE);
-  }
-
   const feeds = randomInputs(ort, inputsA, makeRng(seed), pathA);
   const outA = await run(sa, feeds, pathA);
-  const outB = await run(sb, feeds, pathB);
 
-  let maxAbs = 0;
-  let maxRel = 0;
-  const per = [];
-  for (let i = 0; i < sa.outputNames.length; i++) {
-    const na = sa.outputNames[i];
-    const nb = sb.outputNames[i];
-    const ta = outA[na];
-    const tb = outB[nb];
-    if (!sameShape(Array.from(ta.dims), Array.from(tb.dims))) {
+  const results = [];
+  for (const pathB of pathsB) {
+    const sb = await createSession(ort, pathB, { threads, opt: 'disabled' });
+    checkSameInputs(inputsA, staticInputs(sb, pathB), pathA, pathB);
+    if (sa.outputNames.length !== sb.outputNames.length) {
       throw new ToolError(
-        `output ${i} has shape ${fmtShape(ta.dims)} ('${na}' in ${pathA}) but ${fmtShape(tb.dims)} ('${nb}' in ${pathB})`,
-        EXIT_USAGE);
+        `${pathA} has ${sa.outputNames.length} output(s), ${pathB} has ${sb.outputNames.length}`, EXIT_USAGE);
     }
-    const { maxAbs: abs0, maxRef, nonfinite } = diff(ta, tb);
-    const abs = nonfinite > 0 ? Number.MAX_VALUE : abs0;
-    const rel = nonfinite > 0 ? Number.MAX_VALUE : abs / Math.max(maxRef, 1e-6);
-    per.push({ name: na, abs, rel, nonfinite });
-    maxAbs = Math.max(maxAbs, abs);
-    maxRel = Math.max(maxRel, rel);
+    const outB = await run(sb, feeds, pathB);
+    let maxAbs = 0;
+    let maxRel = 0;
+    const per = [];
+    for (let i = 0; i < sa.outputNames.length; i++) {
+      const na = sa.outputNames[i];
+      const nb = sb.outputNames[i];
+      const ta = outA[na];
+      const tb = outB[nb];
+      if (!sameShape(Array.from(ta.dims), Array.from(tb.dims))) {
+        throw new ToolError(
+          `output ${i} has shape ${fmtShape(ta.dims)} ('${na}' in ${pathA}) but ${fmtShape(tb.dims)} ('${nb}' in ${pathB})`,
+          EXIT_USAGE);
+      }
+      const { maxAbs: abs0, maxRef, nonfinite } = diff(ta, tb);
+      const abs = nonfinite > 0 ? Number.MAX_VALUE : abs0;
+      const rel = nonfinite > 0 ? Number.MAX_VALUE : abs / Math.max(maxRef, 1e-6);
+      per.push({ name: na, abs, rel, nonfinite });
+      maxAbs = Math.max(maxAbs, abs);
+      maxRel = Math.max(maxRel, rel);
+    }
+    results.push({ model: pathB, max_abs_err: maxAbs, max_rel_err: maxRel, outputs: per.length, per });
   }
 
   if (opts.json) {
-    process.stdout.write(JSON.stringify({ max_abs_err: maxAbs, max_rel_err: maxRel, outputs: per.length }) + '\n');
+    const strip = (r) => ({ model: r.model, max_abs_err: r.max_abs_err, max_rel_err: r.max_rel_err, outputs: r.outputs });
+    const body = results.length === 1
+      ? { max_abs_err: results[0].max_abs_err, max_rel_err: results[0].max_rel_err, outputs: results[0].outputs }
+      : { comparisons: results.map(strip) };
+    process.stdout.write(JSON.stringify(body) + '\n');
   } else {
-    process.stdout.write(
-      `max_abs_err ${maxAbs.toExponential(3)} max_rel_err ${maxRel.toExponential(3)} outputs ${per.length} (seed ${seed})\n`);
-    for (const p of per) {
-      const nf = p.nonfinite > 0 ? ` non-finite mismatches ${p.nonfinite}` : '';
-      process.stdout.write(`  ${p.name}: abs ${p.abs.toExponential(3)} rel ${p.rel.toExponential(3)}${nf}\n`);
+    for (const r of results) {
+      process.stdout.write(
+        `${r.model}: max_abs_err ${r.max_abs_err.toExponential(3)} max_rel_err ${r.max_rel_err.toExponential(3)} ` +
+        `outputs ${r.outputs} (seed ${seed})\n`);
+      for (const p of r.per) {
+        const nf = p.nonfinite > 0 ? ` non-finite mismatches ${p.nonfinite}` : '';
+        process.stdout.write(`  ${p.name}: abs ${p.abs.toExponential(3)} rel ${p.rel.toExponential(3)}${nf}\n`);
+      }
     }
   }
   return 0;

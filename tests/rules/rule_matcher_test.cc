@@ -1,0 +1,158 @@
+// Matching: every rule finds its own source pattern; hand-written rules do
+// not match near misses; the incremental re-match always equals a search
+// from scratch; and no match would create a cycle.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "common/error.h"
+#include "env/ops/graph_builder.h"
+#include "env/rules/graph_rewriter.h"
+#include "env/rules/hand_written_rules.h"
+#include "env/rules/rule_library.h"
+#include "env/zoo/zoo.h"
+#include "tests/rules/rule_test_support.h"
+
+namespace graphworld {
+namespace {
+
+using testing::source_instance;
+
+const RuleMatcher& default_matcher() {
+  static const RuleMatcher matcher(default_rule_library().rules);
+  return matcher;
+}
+
+size_t matches_of(const RuleMatcher& matcher, const Graph& g, int32_t rule) {
+  GraphIndex index(g);
+  size_t n = 0;
+  for (const RuleMatch& m : matcher.find_all(g, index)) n += m.rule == rule;
+  return n;
+}
+
+// Positive: each rule, generated or hand-written, matches an instance of
+// its own source pattern, binding every pattern op.
+TEST(RuleMatcher, EveryDefaultRuleMatchesItsOwnSource) {
+  const RuleMatcher& matcher = default_matcher();
+  size_t checked = 0;
+  for (size_t r = 0; r < matcher.num_rules(); ++r) {
+    const Rule& rule = matcher.rules()[r];
+    std::optional<Graph> g = source_instance(rule);
+    ASSERT_TRUE(g) << rule.name << ": no instantiation fits";
+    EXPECT_GE(matches_of(matcher, *g, static_cast<int32_t>(r)), 1u) << describe_rule(rule);
+    ++checked;
+  }
+  EXPECT_GE(checked, 500u);
+}
+
+// Negatives for every hand-written rule, from its own source instance.
+class HandWrittenNegative : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(HandWrittenNegative, NearMissesDoNotMatch) {
+  const Rule rule = hand_written_rules()[GetParam()];
+  const RuleMatcher matcher({rule});
+  std::optional<Graph> base = source_instance(rule);
+  ASSERT_TRUE(base);
+  ASSERT_GE(matches_of(matcher, *base, 0), 1u);
+  int negatives = 0;
+
+  // 1. An intermediate result also used outside the pattern.
+  for (OpId id = 0; id < static_cast<OpId>(base->num_ops()); ++id) {
+    const Op& op = base->op(id);
+    if (op.is_leaf()) continue;
+    bool is_output = false;
+    for (const GraphOutput& o : base->outputs()) is_output = is_output || o.ref.op == id;
+    if (is_output) continue;
+    Graph g = *base;
+    g.add_output({id, 0}, "escaped");
+    EXPECT_EQ(matches_of(matcher, g, 0), 0u) << rule.name << ": matched although " << op.name << " escapes";
+    ++negatives;
+  }
+  // 2. A weight variable bound to a computed, non-constant tensor.
+  for (OpId id = 0; id < static_cast<OpId>(base->num_ops()); ++id) {
+    if (base->op(id).type != OpType::Weight) continue;
+    Graph g = *base;
+    Op& op = g.mutable_op(id);
+    op.type = OpType::Input;  // the index now sees a graph input, which is not constant
+    op.random.reset();
+    EXPECT_EQ(matches_of(matcher, g, 0), 0u) << rule.name << ": weight variable matched a non-constant " << op.name;
+    ++negatives;
+  }
+  // 3. An attribute off by one value (perm, activation or stride).
+  for (OpId id = 0; id < static_cast<OpId>(base->num_ops()); ++id) {
+    Graph g = *base;
+    Op& op = g.mutable_op(id);
+    if (op.type == OpType::Transpose) {
+      auto perm = op.attrs.get_ints(AttrKey::Perm);
+      std::reverse(perm.begin(), perm.end());
+      if (perm == op.attrs.get_ints(AttrKey::Perm)) continue;
+      op.attrs.set(AttrKey::Perm, perm);
+    } else if (op.type == OpType::Conv || op.type == OpType::MatMul) {
+      if (rule.name.find("merge") != std::string::npos) continue;  // merges take any shared activation
+      op.attrs.set(AttrKey::Activation, int64_t{op.attrs.get_int(AttrKey::Activation, 0) == 0 ? 1 : 0});
+    } else {
+      continue;
+    }
+    EXPECT_EQ(matches_of(matcher, g, 0), 0u) << rule.name << ": matched with a changed " << op.name;
+    ++negatives;
+    break;
+  }
+  EXPECT_GE(negatives, 1) << rule.name << " has no negative test";
+}
+
+INSTANTIATE_TEST_SUITE_P(AllHandWritten, HandWrittenNegative, ::testing::Range<size_t>(0, hand_written_rules().size()),
+                         [](const auto& info) {
+                           std::string name = hand_written_rules()[info.param].name;
+                           for (char& c : name)
+                             if (c == '-') c = '_';
+                           return name;
+                         });
+
+// Merging two convs where one reads the other's result would make the
+// merged conv its own input: it must not match.
+TEST(RuleMatcher, RejectsMatchesThatWouldCreateACycle) {
+  const Rule& rule = testing::default_rule("merge-grouped-convs");
+  const RuleMatcher matcher({rule});
+  auto build = [](bool dependent) {
+    GraphBuilder b(1);
+    TensorRef x1 = b.input("x1", {1, 4, 8, 8});
+    TensorRef x2 = b.input("x2", {1, 4, 8, 8});
+    Attributes attrs = {{AttrKey::Pads, std::vector<int64_t>{1, 1, 1, 1}}};
+    TensorRef c1 = b.add1(OpType::Conv, {x1, b.random_weight({4, 4, 3, 3}, -1, 1)}, attrs);
+    TensorRef second = dependent ? b.add1(OpType::Relu, {c1}) : x2;
+    TensorRef c2 = b.add1(OpType::Conv, {second, b.random_weight({4, 4, 3, 3}, -1, 1)}, attrs);
+    b.output(c1, "a");
+    b.output(c2, "b");
+    return b.finish();
+  };
+  EXPECT_GE(matches_of(matcher, build(false), 0), 1u);
+  EXPECT_EQ(matches_of(matcher, build(true), 0), 0u);
+}
+
+// The incremental re-match after each rewrite equals a search from scratch.
+TEST(GraphRewriter, IncrementalMatchesEqualAFullSearch) {
+  const RuleMatcher& matcher = default_matcher();
+  for (const char* name : {"resnet50", "bert", "squeezenet1.1", "inceptionv3", "nasrnn"}) {
+    GraphRewriter rewriter(matcher, build_zoo_model(name, {}));
+    std::mt19937_64 rng(7);
+    for (int step = 0; step < 30 && !rewriter.matches().empty(); ++step) {
+      RewriteResult result = rewriter.apply(rng() % rewriter.matches().size());
+      EXPECT_FALSE(result.removed.empty()) << name;
+      GraphIndex fresh(rewriter.graph());
+      std::vector<RuleMatch> expected = matcher.find_all(rewriter.graph(), fresh);
+      ASSERT_EQ(rewriter.matches().size(), expected.size()) << name << " after step " << step;
+      for (size_t i = 0; i < expected.size(); ++i)
+        ASSERT_TRUE(rewriter.matches()[i].same_place(expected[i])) << name << " after step " << step << ", match " << i;
+      EXPECT_NO_THROW(rewriter.graph().check_structure()) << name;
+    }
+  }
+}
+
+TEST(GraphRewriter, RejectsAMatchIndexOutOfRange) {
+  GraphRewriter rewriter(default_matcher(), build_zoo_model("resnet18", {}));
+  EXPECT_THROW(rewriter.apply(rewriter.matches().size()), UsageError);
+}
+
+}  // namespace
+}  // namespace graphworld
