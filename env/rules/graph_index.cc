@@ -15,19 +15,9 @@ GraphIndex::GraphIndex(const Graph& graph)
   std::vector<bool> live = graph.live_ops();
   for (const GraphOutput& out : graph.outputs()) graph_output_[static_cast<size_t>(out.ref.op)] = 1;
   for (OpId id : graph.topological_order()) {
-    const Op& op = graph.op(id);
     const auto i = static_cast<size_t>(id);
-    live_[i] = live[i] || op.type == OpType::Input;
-    bool all_constant = op.type != OpType::Input;
-    int32_t depth = 0;
-    for (size_t s = 0; s < op.inputs.size(); ++s) {
-      const TensorRef& r = op.inputs[s];
-      all_constant = all_constant && constant_[static_cast<size_t>(r.op)];
-      depth = std::max(depth, depth_[static_cast<size_t>(r.op)] + 1);
-      if (live_[i]) consumers_[static_cast<size_t>(r.op)].push_back({id, static_cast<int32_t>(s), r.index});
-    }
-    constant_[i] = all_constant;
-    depth_[i] = depth;
+    live_[i] = live[i] || graph.op(id).type == OpType::Input;
+    link(graph, id, live_[i] != 0);
   }
   for (OpId id = 0; id < static_cast<OpId>(n); ++id) {
     if (!live_[static_cast<size_t>(id)]) continue;
@@ -36,7 +26,7 @@ GraphIndex::GraphIndex(const Graph& graph)
   }
 }
 
-void GraphIndex::append(const Graph& graph, OpId id) {
+void GraphIndex::link(const Graph& graph, OpId id, bool record_uses) {
   const Op& op = graph.op(id);
   bool all_constant = op.type != OpType::Input;
   int32_t depth = 0;
@@ -44,15 +34,21 @@ void GraphIndex::append(const Graph& graph, OpId id) {
     const TensorRef& r = op.inputs[s];
     all_constant = all_constant && constant_[static_cast<size_t>(r.op)];
     depth = std::max(depth, depth_[static_cast<size_t>(r.op)] + 1);
-    consumers_[static_cast<size_t>(r.op)].push_back({id, static_cast<int32_t>(s), r.index});
+    if (record_uses) consumers_[static_cast<size_t>(r.op)].push_back({id, static_cast<int32_t>(s), r.index});
   }
+  constant_[static_cast<size_t>(id)] = all_constant;
+  depth_[static_cast<size_t>(id)] = depth;
+}
+
+void GraphIndex::append(const Graph& graph, OpId id) {
   live_.push_back(1);
-  constant_.push_back(all_constant);
+  constant_.push_back(0);
   graph_output_.push_back(0);
-  depth_.push_back(depth);
+  depth_.push_back(0);
   consumers_.emplace_back();
-  by_type_[static_cast<size_t>(op.type)].push_back(id);
-  ++live_count_[static_cast<size_t>(op.type)];
+  link(graph, id, true);
+  by_type_[static_cast<size_t>(graph.op(id).type)].push_back(id);
+  ++live_count_[static_cast<size_t>(graph.op(id).type)];
 }
 
 void GraphIndex::add_ops(const Graph& graph, OpId first_new) {

@@ -44,6 +44,8 @@ class GraphIndex {
 
  private:
   void append(const Graph& graph, OpId id);
+  // Sets constant() and depth() of `id` from its inputs, and records its uses.
+  void link(const Graph& graph, OpId id, bool record_uses);
   std::vector<uint8_t> live_, constant_, graph_output_;
   std::vector<int32_t> depth_;
   std::vector<std::vector<TensorConsumer>> consumers_;

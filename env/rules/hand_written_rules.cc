@@ -1,5 +1,6 @@
 #include "env/rules/hand_written_rules.h"
 
+#include <functional>
 #include <string>
 
 #include "env/rules/rule_writer.h"
@@ -104,42 +105,28 @@ Rule fuse_matmul_activation(OpType act_type, Activation act, int rank) {
   return w.finish();
 }
 
-// Two convs reading one input, same strides/pads/dilations/activation and
-// kernel size: one conv over the concatenated weights, then a split.
-Rule merge_parallel_convs(bool bias) {
-  RuleWriter w(bias ? "merge-parallel-convs-bias" : "merge-parallel-convs", kOrigin);
-  DimTerm n = w.dim("n"), c = w.dim("c"), h = w.dim("h", DimDomain::Spatial), wd = w.dim("w", DimDomain::Spatial);
-  DimTerm o1 = w.dim("o1"), o2 = w.dim("o2"), kh = w.dim("kh", DimDomain::Kernel), kw = w.dim("kw", DimDomain::Kernel);
-  PatternRef x = w.var("x", {n, c, h, wd});
-  PatternRef k1 = w.weight("k1", {o1, c, kh, kw}), k2 = w.weight("k2", {o2, c, kh, kw});
-  std::vector<PatternRef> in1 = {x, k1}, in2 = {x, k2};
-  PatternRef b1, b2;
-  if (bias) {
-    in1.push_back(b1 = w.weight("b1", {o1}));
-    in2.push_back(b2 = w.weight("b2", {o2}));
-  }
-  ConvParams p = conv_params(w);
-  int32_t a = w.param("a", AttrKey::Activation);
-  PatternRef c1 = w.source(OpType::Conv, in1, conv_attrs(p, par(a)));
-  PatternRef c2 = w.source(OpType::Conv, in2, conv_attrs(p, par(a)));
-  std::vector<PatternRef> merged = {x, w.target(OpType::Concat, {k1, k2}, {{AttrKey::Axis, lit(int64_t{0})}})};
-  if (bias) merged.push_back(w.target(OpType::Concat, {b1, b2}, {{AttrKey::Axis, lit(int64_t{0})}}));
-  PatternRef conv = w.target(OpType::Conv, merged, conv_attrs(p, par(a)));
-  PatternRef split = w.target(OpType::Split, {conv},
-                              {{AttrKey::Axis, lit(int64_t{1})}, {AttrKey::Split, AttrExpr::of_dims({o1, o2})}}, 2);
-  w.output(c1, split);
-  w.output(c2, RuleWriter::out(split, 1));
-  return w.finish();
+// The merged target's outputs: split `merged` along `axis` into sizes
+// `first` and `second`, which replace `out1` and `out2`.
+void split_into(RuleWriter& w, PatternRef merged, int64_t axis, DimTerm first, DimTerm second, PatternRef out1,
+                PatternRef out2) {
+  PatternRef split = w.target(OpType::Split, {merged},
+                              {{AttrKey::Axis, lit(axis)}, {AttrKey::Split, AttrExpr::of_dims({first, second})}}, 2);
+  w.output(out1, split);
+  w.output(out2, RuleWriter::out(split, 1));
 }
 
-// Same with different odd kernel sizes and "same" padding: the first kernel
-// is zero-padded to the second's size, which keeps every output in place.
-Rule merge_parallel_convs_enlarge(bool bias) {
-  RuleWriter w(bias ? "merge-parallel-convs-enlarge-bias" : "merge-parallel-convs-enlarge", kOrigin);
+// Two convs reading one input with the same strides and activation: one conv
+// over the concatenated weights, then a split. Without `enlarge` the kernels
+// have one size and any pads and dilations (shared); with it they are odd
+// sizes with "same" padding, and the first kernel is zero-padded to the
+// second's size, which keeps every output in place.
+Rule merge_parallel_convs(bool bias, bool enlarge) {
+  RuleWriter w(std::string("merge-parallel-convs") + (enlarge ? "-enlarge" : "") + (bias ? "-bias" : ""), kOrigin);
   DimTerm n = w.dim("n"), c = w.dim("c"), h = w.dim("h", DimDomain::Spatial), wd = w.dim("w", DimDomain::Spatial);
   DimTerm o1 = w.dim("o1"), o2 = w.dim("o2");
-  DimTerm kh1 = w.dim("kh1", DimDomain::OddKernel), kw1 = w.dim("kw1", DimDomain::OddKernel);
-  DimTerm kh2 = w.dim("kh2", DimDomain::OddKernel), kw2 = w.dim("kw2", DimDomain::OddKernel);
+  const DimDomain domain = enlarge ? DimDomain::OddKernel : DimDomain::Kernel;
+  DimTerm kh1 = w.dim(enlarge ? "kh1" : "kh", domain), kw1 = w.dim(enlarge ? "kw1" : "kw", domain);
+  DimTerm kh2 = enlarge ? w.dim("kh2", domain) : kh1, kw2 = enlarge ? w.dim("kw2", domain) : kw1;
   PatternRef x = w.var("x", {n, c, h, wd});
   PatternRef k1 = w.weight("k1", {o1, c, kh1, kw1}), k2 = w.weight("k2", {o2, c, kh2, kw2});
   std::vector<PatternRef> in1 = {x, k1}, in2 = {x, k2};
@@ -148,22 +135,27 @@ Rule merge_parallel_convs_enlarge(bool bias) {
     in1.push_back(b1 = w.weight("b1", {o1}));
     in2.push_back(b2 = w.weight("b2", {o2}));
   }
-  int32_t s = w.param("s", AttrKey::Strides), a = w.param("a", AttrKey::Activation);
-  auto attrs = [&](DimTerm kh, DimTerm kw) {
-    return RuleWriter::AttrList{{AttrKey::Strides, par(s)},
-                                {AttrKey::Pads, AttrExpr::same_pads({kh, kw})},
-                                {AttrKey::Activation, par(a)}};
-  };
+  // Attributes of a conv with kernel (kh, kw).
+  std::function<RuleWriter::AttrList(DimTerm, DimTerm)> attrs;
+  if (enlarge) {
+    int32_t s = w.param("s", AttrKey::Strides), a = w.param("a", AttrKey::Activation);
+    attrs = [s, a](DimTerm kh, DimTerm kw) {
+      return RuleWriter::AttrList{{AttrKey::Strides, par(s)},
+                                  {AttrKey::Pads, AttrExpr::same_pads({kh, kw})},
+                                  {AttrKey::Activation, par(a)}};
+    };
+  } else {
+    ConvParams p = conv_params(w);
+    int32_t a = w.param("a", AttrKey::Activation);
+    attrs = [p, a](DimTerm, DimTerm) { return conv_attrs(p, par(a)); };
+  }
   PatternRef c1 = w.source(OpType::Conv, in1, attrs(kh1, kw1));
   PatternRef c2 = w.source(OpType::Conv, in2, attrs(kh2, kw2));
-  PatternRef enlarged = w.target(OpType::EnlargeKernel, {k1}, {{AttrKey::KernelShape, AttrExpr::of_dims({kh2, kw2})}});
-  std::vector<PatternRef> merged = {x, w.target(OpType::Concat, {enlarged, k2}, {{AttrKey::Axis, lit(int64_t{0})}})};
+  PatternRef first = enlarge ? w.target(OpType::EnlargeKernel, {k1}, {{AttrKey::KernelShape, AttrExpr::of_dims({kh2, kw2})}})
+                             : k1;
+  std::vector<PatternRef> merged = {x, w.target(OpType::Concat, {first, k2}, {{AttrKey::Axis, lit(int64_t{0})}})};
   if (bias) merged.push_back(w.target(OpType::Concat, {b1, b2}, {{AttrKey::Axis, lit(int64_t{0})}}));
-  PatternRef conv = w.target(OpType::Conv, merged, attrs(kh2, kw2));
-  PatternRef split = w.target(OpType::Split, {conv},
-                              {{AttrKey::Axis, lit(int64_t{1})}, {AttrKey::Split, AttrExpr::of_dims({o1, o2})}}, 2);
-  w.output(c1, split);
-  w.output(c2, RuleWriter::out(split, 1));
+  split_into(w, w.target(OpType::Conv, merged, attrs(kh2, kw2)), 1, o1, o2, c1, c2);
   return w.finish();
 }
 
@@ -177,10 +169,7 @@ Rule merge_parallel_matmuls(int rank) {
   PatternRef m2 = w.source(OpType::MatMul, {x, y2}, {{AttrKey::Activation, par(a)}});
   PatternRef y = w.target(OpType::Concat, {y1, y2}, {{AttrKey::Axis, lit(int64_t{1})}});
   PatternRef mm = w.target(OpType::MatMul, {x, y}, {{AttrKey::Activation, par(a)}});
-  PatternRef split = w.target(OpType::Split, {mm},
-                              {{AttrKey::Axis, lit(int64_t{rank - 1})}, {AttrKey::Split, AttrExpr::of_dims({n1, n2})}}, 2);
-  w.output(m1, split);
-  w.output(m2, RuleWriter::out(split, 1));
+  split_into(w, mm, rank - 1, n1, n2, m1, m2);
   return w.finish();
 }
 
@@ -205,10 +194,7 @@ Rule merge_grouped_convs(bool concat_outputs) {
   if (concat_outputs) {
     w.output(w.source(OpType::Concat, {c1, c2}, {{AttrKey::Axis, lit(int64_t{1})}}), conv);
   } else {
-    PatternRef split = w.target(OpType::Split, {conv},
-                                {{AttrKey::Axis, lit(int64_t{1})}, {AttrKey::Split, AttrExpr::of_dims({o, o})}}, 2);
-    w.output(c1, split);
-    w.output(c2, RuleWriter::out(split, 1));
+    split_into(w, conv, 1, o, o, c1, c2);
   }
   return w.finish();
 }
@@ -304,10 +290,8 @@ std::vector<Rule> hand_written_rules() {
     rules.push_back(fuse_matmul_activation(type, act, 2));
     rules.push_back(fuse_matmul_activation(type, act, 3));
   }
-  rules.push_back(merge_parallel_convs(false));
-  rules.push_back(merge_parallel_convs(true));
-  rules.push_back(merge_parallel_convs_enlarge(false));
-  rules.push_back(merge_parallel_convs_enlarge(true));
+  for (bool enlarge : {false, true})
+    for (bool bias : {false, true}) rules.push_back(merge_parallel_convs(bias, enlarge));
   rules.push_back(merge_parallel_matmuls(2));
   rules.push_back(merge_parallel_matmuls(3));
   rules.push_back(merge_grouped_convs(false));

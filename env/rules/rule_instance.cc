@@ -67,7 +67,7 @@ Attributes evaluate_attrs(const PatternOp& op, const RuleBinding& b) {
   return attrs;
 }
 
-const AttrValue* effective_attr_ptr(OpType type, const Attributes& attrs, AttrKey key) {
+const AttrValue* effective_attr(OpType type, const Attributes& attrs, AttrKey key) {
   if (const AttrValue* v = attrs.find(key)) return v;
   // Defaults live in statics so matching never allocates for them.
   static const AttrValue kZero = int64_t{0}, kOne = int64_t{1};
@@ -96,11 +96,6 @@ const AttrValue* effective_attr_ptr(OpType type, const Attributes& attrs, AttrKe
     default: break;
   }
   return nullptr;
-}
-
-std::optional<AttrValue> effective_attr(OpType type, const Attributes& attrs, AttrKey key) {
-  const AttrValue* v = effective_attr_ptr(type, attrs, key);
-  return v ? std::optional<AttrValue>(*v) : std::nullopt;
 }
 
 bool unify_attr(const AttrExpr& e, const AttrValue& value, RuleBinding& b) {
@@ -145,7 +140,7 @@ bool unify_shape(const std::vector<DimTerm>& shape, const Shape& concrete, RuleB
 
 bool attrs_match(const PatternOp& pattern, OpType type, const Attributes& attrs, const RuleBinding& b) {
   for (const auto& [key, e] : pattern.attrs) {
-    const AttrValue* have = effective_attr_ptr(type, attrs, key);
+    const AttrValue* have = effective_attr(type, attrs, key);
     if (!have) return false;
     AttrValue want;
     try {
@@ -159,7 +154,7 @@ bool attrs_match(const PatternOp& pattern, OpType type, const Attributes& attrs,
     if (pattern.find_attr(key)) continue;
     // An attribute the pattern does not name must be at its default, or the
     // rule (verified without it) would silently drop its effect.
-    const AttrValue* fallback = effective_attr_ptr(type, Attributes{}, key);
+    const AttrValue* fallback = effective_attr(type, Attributes{}, key);
     if (!fallback || *fallback != value) return false;
   }
   return true;

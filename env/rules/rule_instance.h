@@ -27,10 +27,9 @@ AttrValue evaluate_attr(const AttrExpr& expr, const RuleBinding& binding);
 Attributes evaluate_attrs(const PatternOp& op, const RuleBinding& binding);
 
 // The value an op has for `key`, counting ONNX defaults as present: a Conv
-// without strides has strides [1,1]. nullopt when absent and without default.
-std::optional<AttrValue> effective_attr(OpType type, const Attributes& attrs, AttrKey key);
-// The same without copying: the op's value or a static default, or nullptr.
-const AttrValue* effective_attr_ptr(OpType type, const Attributes& attrs, AttrKey key);
+// without strides has strides [1,1]. Points at the op's value or a static
+// default (matching never copies); nullptr when absent without a default.
+const AttrValue* effective_attr(OpType type, const Attributes& attrs, AttrKey key);
 
 // Makes `expr` take `value`, binding parameters and dim symbols it uses that
 // are still free. Returns false on a conflict. Expressions that cannot bind

@@ -189,7 +189,7 @@ struct RuleMatcher::Search {
       }
     }
     for (const auto& [key, expr] : pop.attrs) {
-      const AttrValue* have = effective_attr_ptr(op.type, op.attrs, key);
+      const AttrValue* have = effective_attr(op.type, op.attrs, key);
       if (!have || !unify_attr(expr, *have, st.binding)) return false;
     }
     st.ops[static_cast<size_t>(p)] = g;
@@ -292,7 +292,7 @@ void RuleMatcher::search_from(const Graph& graph, const GraphIndex& index, int32
   if (gop.inputs.size() != pop.inputs.size() || static_cast<int32_t>(gop.outputs.size()) != pop.num_outputs) return;
   for (const auto& [key, expr] : pop.attrs) {
     if (expr.kind != AttrExprKind::Literal) continue;
-    const AttrValue* have = effective_attr_ptr(gop.type, gop.attrs, key);
+    const AttrValue* have = effective_attr(gop.type, gop.attrs, key);
     if (!have || *have != expr.literal) return;
   }
   const size_t before = out.size();

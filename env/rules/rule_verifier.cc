@@ -191,6 +191,17 @@ Trial run_instantiation(const Rule& rule, const RuleBinding& b, double tolerance
   return trial;
 }
 
+// How many size variants (see for_each_candidate_binding) a rule gets: a rule
+// with few parameter combinations gets more, so every rule runs about
+// max_instantiations times. Size-derived values (empty lists) count as 6.
+int size_variant_count(const std::vector<std::vector<AttrValue>>& fixed_values, const VerifyOptions& options) {
+  size_t param_combos = 1;
+  for (const auto& values : fixed_values)
+    param_combos = std::min<size_t>(4096, param_combos * (values.empty() ? 6 : values.size()));
+  return static_cast<int>(std::clamp<size_t>(static_cast<size_t>(options.max_instantiations) / param_combos, 6,
+                                             static_cast<size_t>(std::max(6, options.max_instantiations))));
+}
+
 }  // namespace
 
 void for_each_candidate_binding(const Rule& rule, const VerifyOptions& options,
@@ -198,13 +209,7 @@ void for_each_candidate_binding(const Rule& rule, const VerifyOptions& options,
   std::vector<std::vector<AttrValue>> fixed_values;
   for (const RuleParam& p : rule.params) fixed_values.push_back(test_values(rule, p));
   std::mt19937_64 rng(options.seed);
-  // Size variants (below). A rule with few parameter combinations gets more
-  // of them, so every rule runs about max_instantiations times.
-  size_t param_combos = 1;
-  for (const auto& values : fixed_values)
-    param_combos = std::min<size_t>(4096, param_combos * (values.empty() ? 6 : values.size()));
-  const int variants = static_cast<int>(std::clamp<size_t>(static_cast<size_t>(options.max_instantiations) / param_combos,
-                                                           6, static_cast<size_t>(std::max(6, options.max_instantiations))));
+  const int variants = size_variant_count(fixed_values, options);
   for (int variant = 0; variant < variants; ++variant) {
     RuleBinding base(rule);
     for (size_t d = 0; d < rule.dims.size(); ++d) {
@@ -250,11 +255,9 @@ VerifyResult verify_rule(const Rule& rule, const VerifyOptions& options) {
   VerifyResult result;
   std::mt19937_64 rng(options.seed);
   // Spread the budget over the size variants: a few fitting instantiations each.
-  size_t param_combos = 1;
-  for (const RuleParam& p : rule.params)
-    param_combos = std::min<size_t>(4096, param_combos * std::max<size_t>(1, test_values(rule, p).size()));
-  const int variants = static_cast<int>(std::clamp<size_t>(static_cast<size_t>(options.max_instantiations) / param_combos,
-                                                           6, static_cast<size_t>(std::max(6, options.max_instantiations))));
+  std::vector<std::vector<AttrValue>> fixed_values;
+  for (const RuleParam& p : rule.params) fixed_values.push_back(test_values(rule, p));
+  const int variants = size_variant_count(fixed_values, options);
   const int per_variant = std::max(1, options.max_instantiations / variants);
   int current_variant = -1, fitted = 0;
   bool failed = false;
