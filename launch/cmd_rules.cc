@@ -40,17 +40,18 @@ int run_generate(const CliArgs& args) {
   const GeneratorStats& s = generated.stats;
   save_rule_library(library, out);
 
-  std::printf("graphs enumerated     %zu%s\n", s.graphs, s.truncated ? " (stopped at the per-world limit)" : "");
-  std::printf("classes of equals     %zu\n", s.buckets);
-  std::printf("candidate pairs       %zu\n", s.pairs);
-  std::printf("  pruned, shared op   %zu\n", s.pruned_common);
-  std::printf("  pruned, same output %zu\n", s.pruned_output_op);
-  std::printf("  pruned, duplicate   %zu\n", s.pruned_duplicate);
-  std::printf("  pruned, unbound     %zu\n", s.pruned_unbound);
-  std::printf("  rejected by verifier %zu\n", s.rejected);
-  std::printf("generated rules kept  %zu (%zu for any odd kernel size, %zu for any stride)\n", s.kept, s.generic_kernel,
+  std::printf("graphs enumerated        %zu%s\n", s.graphs, s.truncated ? " (stopped at the per-world limit)" : "");
+  std::printf("classes of equals        %zu\n", s.buckets);
+  std::printf("candidate pairs          %zu\n", s.pairs);
+  std::printf("  pruned, shared op      %zu\n", s.pruned_common);
+  std::printf("  pruned, same output    %zu\n", s.pruned_output_op);
+  std::printf("  pruned, duplicate      %zu\n", s.pruned_duplicate);
+  std::printf("  pruned, unbound        %zu\n", s.pruned_unbound);
+  std::printf("  pruned, identity grows %zu\n", s.pruned_identity_growth);
+  std::printf("  rejected by verifier   %zu\n", s.rejected);
+  std::printf("generated rules kept     %zu (%zu for any odd kernel size, %zu for any stride)\n", s.kept, s.generic_kernel,
               s.generic_strides);
-  std::printf("hand-written rules    %zu\n", hand_written);
+  std::printf("hand-written rules        %zu\n", hand_written);
   std::printf("wrote %zu rules to %s in %.1f s\n", library.rules.size(), out.c_str(), clock.elapsed_s());
   if (args.flag("--verbose"))
     for (const std::string& r : generated.rejections) std::printf("rejected %s\n", r.c_str());

@@ -15,7 +15,7 @@ constexpr std::array<std::string_view, static_cast<size_t>(AttrKey::kCount)> kAt
     "count_include_pad",         "dilations", "ends", "epsilon", "group",
     "keepdims",   "kernel_shape", "max",    "min",    "pads",   "perm",
     "shape",      "split",       "starts",  "steps",  "strides", "transA",
-    "transB",     "value"};
+    "transB",     "value",       "fill"};
 
 [[noreturn]] void wrong_type(AttrKey key, const char* wanted) {
   throw GraphError("attribute '" + std::string(attr_key_name(key)) + "' is not " + wanted);

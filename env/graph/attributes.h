@@ -40,7 +40,8 @@ enum class AttrKey : uint8_t {
   Strides,          // ints: Conv, pools
   TransA,           // int: Gemm
   TransB,           // int: Gemm
-  Value,            // float: Pad constant
+  Value,            // float: Pad constant; value of a rule-made constant
+  Fill,             // int: how a rule-made constant is filled (env/rules/rule_constant.h)
   kCount
 };
 

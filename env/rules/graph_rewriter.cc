@@ -17,6 +17,21 @@ RewriteResult GraphRewriter::apply(size_t i) {
     throw UsageError("match " + std::to_string(i) + " does not exist; the graph has " +
                      std::to_string(matches_.size()) + " matches");
   const RuleMatch match = matches_[i];
+  std::vector<OpId> dirty;
+  RewriteResult result = rewrite(match, dirty);
+  rematch(result, dirty);
+  return result;
+}
+
+GraphRewriter GraphRewriter::copy_without_matches() const { return GraphRewriter(matcher_, graph_, index_); }
+
+RewriteResult GraphRewriter::apply_without_rematch(const RuleMatch& match) {
+  std::vector<OpId> dirty;
+  matches_.clear();
+  return rewrite(match, dirty);
+}
+
+RewriteResult GraphRewriter::rewrite(const RuleMatch& match, std::vector<OpId>& gained) {
   const Rule& rule = matcher_->rules()[static_cast<size_t>(match.rule)];
   RewriteResult result;
 
@@ -27,7 +42,7 @@ RewriteResult GraphRewriter::apply(size_t i) {
   for (OpId id = first_new; id < static_cast<OpId>(graph_.num_ops()); ++id) result.added.push_back(id);
 
   // 2. Move every use of a mapped source output to its target tensor.
-  std::vector<OpId> gained;  // producers whose outputs gained uses
+  // `gained`: producers whose outputs gained uses.
   for (const RuleOutput& o : rule.outputs) {
     const TensorRef from{match.ops[static_cast<size_t>(o.source.op)], o.source.index};
     const TensorRef to = resolve_ref(o.target, match.vars, target);
@@ -64,7 +79,6 @@ RewriteResult GraphRewriter::apply(size_t i) {
   gained.insert(gained.end(), lost.begin(), lost.end());
   for (OpId id : result.added)
     for (const TensorRef& r : graph_.op(id).inputs) gained.push_back(r.op);
-  rematch(result, gained);
   return result;
 }
 

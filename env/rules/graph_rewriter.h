@@ -41,7 +41,18 @@ class GraphRewriter {
   // Applies matches()[i]. Throws UsageError if i is out of range.
   RewriteResult apply(size_t i);
 
+  // For pricing a rewrite that will not be rewritten further (search): a
+  // copy without the match list, and a rewrite that skips the re-match and
+  // leaves matches() empty. `match` must be a current match of this graph.
+  GraphRewriter copy_without_matches() const;
+  RewriteResult apply_without_rematch(const RuleMatch& match);
+
  private:
+  GraphRewriter(const RuleMatcher* matcher, const Graph& graph, const GraphIndex& index)
+      : matcher_(matcher), graph_(graph), index_(index) {}
+  // Builds the target, moves the uses and retires dead ops; `dirty` gets the
+  // ops whose neighbourhood changed beyond the result's lists.
+  RewriteResult rewrite(const RuleMatch& match, std::vector<OpId>& dirty);
   void rematch(const RewriteResult& result, const std::vector<OpId>& also_dirty);
 
   const RuleMatcher* matcher_;

@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "env/graph/hashing.h"
 #include "env/ops/op_schema.h"
+#include "env/rules/rule_constant.h"
 
 namespace graphworld {
 
@@ -212,6 +213,13 @@ std::vector<ModTensor> evaluate_mod(OpType type, const Attributes& attrs, const 
         outs.push_back(std::move(part));
       }
       return outs;
+    }
+    case OpType::Weight: {
+      // Only identities: other constants have no exact integer value.
+      if (attrs.get_int(AttrKey::Fill, 0) != static_cast<int64_t>(ConstantFill::Identity)) break;
+      ModTensor out{shape, std::vector<int64_t>(static_cast<size_t>(num_elements(shape)), 0)};
+      for (int64_t i : identity_positions(shape)) out.values[static_cast<size_t>(i)] = 1;
+      return {out};
     }
     case OpType::EnlargeKernel: {
       const ModTensor& w = *in[0];

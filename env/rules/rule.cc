@@ -252,6 +252,15 @@ std::string ref_text(const Rule& rule, const std::vector<PatternOp>& ops, const 
 std::string nested_text(const Rule& rule, const std::vector<PatternOp>& ops, const PatternRef& ref) {
   if (ref.is_var()) return rule.vars[static_cast<size_t>(ref.var)].name;
   const PatternOp& op = ops[static_cast<size_t>(ref.op)];
+  if (op.type == OpType::Weight) {
+    // Rule-made constants read as what they are: I[c,c,kh,kw], const(1e-05).
+    const AttrExpr* fill = op.find_attr(AttrKey::Fill);
+    const AttrExpr* shape = op.find_attr(AttrKey::Shape);
+    if (fill && fill->kind == AttrExprKind::Literal && fill->literal == AttrValue{int64_t{1}} && shape)
+      return "I" + expr_text(rule, AttrKey::Shape, *shape);
+    const AttrExpr* value = op.find_attr(AttrKey::Value);
+    return "const(" + (value ? expr_text(rule, AttrKey::Value, *value) : std::string("0")) + ")";
+  }
   std::string out(op_type_name(op.type));
   if (op.num_outputs > 1) out += "[" + std::to_string(ref.index) + "]";
   out += '(';

@@ -5,6 +5,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -13,6 +14,7 @@
 #include "env/ops/op_schema.h"
 #include "env/rules/hand_written_rules.h"
 #include "env/rules/modular_eval.h"
+#include "env/rules/rule_constant.h"
 #include "env/rules/rule_instance.h"
 
 namespace graphworld {
@@ -99,6 +101,7 @@ struct GraphRecord {
   std::vector<std::string> op_exprs;
   std::vector<uint64_t> output_operands;  // single-output graphs: value hashes of the output op's inputs
   uint32_t var_mask = 0;
+  size_t computing_ops = 0;  // ops whose outputs are not weight-only (weight-only ops fold away)
 };
 
 std::string attr_text(const World& world, const PatternOp& op) {
@@ -188,6 +191,22 @@ class Enumerator {
 
   std::vector<Candidate> candidates() const {
     std::vector<Candidate> out;
+    // The constant identities: a square matrix, and a conv kernel at each of
+    // the world's two kernel sizes (targets only; see make_rule).
+    auto identity = [&](std::vector<DimTerm> shape) {
+      add_candidate(out, OpType::Weight, {},
+                    {{AttrKey::Fill, AttrExpr::of_literal(static_cast<int64_t>(ConstantFill::Identity))},
+                     {AttrKey::Shape, AttrExpr::of_dims(shape)}},
+                    {shape});
+    };
+    if (world_.kind == WorldKind::Conv) {
+      const DimTerm c = world_.vars[0].shape[1];
+      const auto& k = world_.kernel_dims;
+      identity({c, c, sym(k[0]), sym(k[1])});
+      identity({c, c, sym(k[2]), sym(k[3])});
+    } else {
+      identity(world_.vars[2].shape);
+    }
     const size_t n = tensors_.size();
     for (size_t i = 0; i < n; ++i) {
       const Tensor& a = tensors_[i];
@@ -203,15 +222,17 @@ class Enumerator {
                            {AttrKey::Pads, AttrExpr::of_literal(Ints{1, 1, 1, 1})}},
                           {a.sym});
       }
-      // Weight transforms.
-      if (a.weight_only && world_.kind == WorldKind::Conv && a.info.rank() == 4 && known(a.sym[2]) && known(a.sym[3])) {
+      // Weight transforms; an identity transposed or enlarged is another
+      // identity, already on the menu.
+      const bool a_identity = a.ref.op >= 0 && ops_[static_cast<size_t>(a.ref.op)].type == OpType::Weight;
+      if (a.weight_only && !a_identity && world_.kind == WorldKind::Conv && a.info.rank() == 4 && known(a.sym[2]) && known(a.sym[3])) {
         const auto& k = world_.kernel_dims;
         std::vector<DimTerm> to = {sym(k[0]), sym(k[1])};
         if (a.sym[2] != to[0] || a.sym[3] != to[1])
           add_candidate(out, OpType::EnlargeKernel, {a.ref}, {{AttrKey::KernelShape, AttrExpr::of_dims(to)}},
                         {{a.sym[0], a.sym[1], to[0], to[1]}});
       }
-      if (a.weight_only && world_.kind == WorldKind::MatMul && a.info.rank() == 2)
+      if (a.weight_only && !a_identity && world_.kind == WorldKind::MatMul && a.info.rank() == 2)
         add_candidate(out, OpType::Transpose, {a.ref}, {{AttrKey::Perm, AttrExpr::of_literal(Ints{1, 0})}},
                       {{a.sym[1], a.sym[0]}});
       // Split of a two-input Concat in this graph, at the concat's sizes.
@@ -304,7 +325,8 @@ class Enumerator {
     std::vector<TensorInfo> out;
     try {
       attrs = evaluate_attrs(op, binding_);
-      out = infer_outputs(op.type, attrs, in, "generated");
+      out = op.type == OpType::Weight ? std::vector<TensorInfo>{{DType::Float32, rule_constant_shape(attrs, "generated")}}
+                                      : infer_outputs(op.type, attrs, in, "generated");
     } catch (const GraphError&) {
       return false;
     }
@@ -400,7 +422,10 @@ class Enumerator {
       fingerprint = hash_combine(fingerprint, t->hash);
     }
     for (size_t i = world_.vars.size(); i < tensors_.size(); ++i)
-      if (tensors_[i].ref.index == 0) r.op_exprs.push_back(tensors_[i].expr);
+      if (tensors_[i].ref.index == 0) {
+        r.op_exprs.push_back(tensors_[i].expr);
+        if (!tensors_[i].weight_only) ++r.computing_ops;
+      }
     std::sort(r.op_exprs.begin(), r.op_exprs.end());
     r.var_mask = mask;
     if (out.size() == 1 && !out[0]->ref.is_var()) {
@@ -433,10 +458,17 @@ bool share_an_op(const GraphRecord& a, const GraphRecord& b) {
   return !common.empty();
 }
 
+bool has_constant(const GraphRecord& g) {
+  return std::any_of(g.ops.begin(), g.ops.end(), [](const PatternOp& op) { return op.type == OpType::Weight; });
+}
+
 // Builds the rule source -> target over the world's symbols, keeping only the
 // variables and dims it uses, renumbered in order of first use.
 std::optional<Rule> make_rule(const World& world, const GraphRecord& src, const GraphRecord& dst) {
   if (src.ops.empty() || (dst.var_mask & ~src.var_mask) != 0 || src.sinks.size() != dst.sinks.size()) return std::nullopt;
+  // A constant in a source would have to be found in the graph by value;
+  // rules only create constants.
+  if (has_constant(src)) return std::nullopt;
   Rule rule;
   rule.origin = "generated";
   std::vector<int32_t> var_map(world.vars.size(), -1), dim_map(world.dims.size(), -1);
@@ -594,9 +626,11 @@ GeneratorResult generate_rules(const GeneratorOptions& options) {
 
     size_t verified_here = 0;
     for (auto& [fingerprint, records] : buckets) {
-      // The representative: fewest ops, then the smallest expression.
+      // The representative: free of constants (so it can be a source), then
+      // fewest ops, then the smallest expression.
       auto smaller = [](const GraphRecord& a, const GraphRecord& b) {
-        return std::make_pair(a.ops.size(), a.op_exprs) < std::make_pair(b.ops.size(), b.op_exprs);
+        return std::make_tuple(has_constant(a), a.ops.size(), std::cref(a.op_exprs)) <
+               std::make_tuple(has_constant(b), b.ops.size(), std::cref(b.op_exprs));
       };
       std::sort(records->begin(), records->end(), smaller);
       const GraphRecord& rep = records->front();
@@ -610,6 +644,10 @@ GeneratorResult generate_rules(const GeneratorOptions& options) {
           ++stats.pairs;
           if (!target_is_determined(*rule)) {
             ++stats.pruned_unbound;
+            continue;
+          }
+          if (has_constant(dst) && dst.computing_ops > src.computing_ops) {
+            ++stats.pruned_identity_growth;
             continue;
           }
           if (share_an_op(src, dst)) {
@@ -628,6 +666,8 @@ GeneratorResult generate_rules(const GeneratorOptions& options) {
           std::set<std::string> tried;
           bool duplicate = false;
           for (Rule& form : forms) {
+            // A parameter lifted from target ops alone would be unbound.
+            if (!target_is_determined(form)) continue;
             std::string key = rule_identity_key(form);
             if (!tried.insert(key).second) continue;
             if (kept_keys.count(key)) {
@@ -670,7 +710,8 @@ GeneratorResult generate_rules(const GeneratorOptions& options) {
   }
   say("generated " + std::to_string(stats.kept) + " rules from " + std::to_string(stats.graphs) + " graphs (" +
       std::to_string(stats.pairs) + " pairs; pruned " + std::to_string(stats.pruned_common) + " sharing an op, " +
-      std::to_string(stats.pruned_output_op) + " with the same output op, " + std::to_string(stats.pruned_duplicate) +
+      std::to_string(stats.pruned_output_op) + " with the same output op, " +
+      std::to_string(stats.pruned_identity_growth) + " growing by an identity, " + std::to_string(stats.pruned_duplicate) +
       " duplicates; rejected " + std::to_string(stats.rejected) + ")");
   return result;
 }

@@ -3,15 +3,18 @@
 // Each *world* fixes a few input variables with symbolic shapes (activations
 // and weights) and an op menu: MatMul, Add, Mul, scalar Mul, Conv (1x1, 3x3,
 // 1x3 and 3x1 kernels with "same" padding, strides 1 and 2, no activation or
-// Relu), Relu, Concat, Split, Transpose, average and max pooling and kernel
-// enlargement. Every graph of up to `max_ops` menu ops is built once (common
+// Relu), Relu, Concat, Split, Transpose, average and max pooling, kernel
+// enlargement and the constant identities (an identity matrix and identity
+// conv kernels, rule_constant.h), which only targets may contain. Every graph of up to `max_ops` menu ops is built once (common
 // subexpressions and re-orderings are skipped), evaluated on random integers
 // modulo a prime (modular_eval.h), and bucketed by the values of its outputs.
 //
 // Within a bucket every graph is paired with the bucket's smallest, in both
 // directions. Pairs are pruned when one side merely renames the other, when
 // both contain the same op over the same inputs (a smaller rule covers it),
-// when their outputs come from the same op over equal operands, and when
+// when their outputs come from the same op over equal operands, when the
+// target adds an identity constant and more computing ops than the source
+// removes (`conv(x, k) -> conv(conv(x, k), I)` helps no search), and when
 // they duplicate a rule already kept. Each survivor is made as general as
 // the verifier allows: strides and activation become parameters and kernel
 // sizes symbols where that verifies, and stay literal where it does not.
@@ -47,6 +50,7 @@ struct GeneratorStats {
   size_t pruned_output_op = 0;   // both outputs from the same op over equal operands
   size_t pruned_duplicate = 0;   // renamings and duplicates of a kept rule
   size_t pruned_unbound = 0;     // the target needs a size or parameter the source does not fix
+  size_t pruned_identity_growth = 0;  // the target adds an identity and computing ops
   size_t rejected = 0;           // failed verification even with literal parameters
   size_t kept = 0;
   size_t generic_kernel = 0;     // kept rules valid for any (odd) kernel size

@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "env/ops/op_schema.h"
+#include "env/rules/rule_constant.h"
 
 namespace graphworld {
 
@@ -220,11 +221,8 @@ std::vector<std::vector<TensorRef>> build_pattern(const std::vector<PatternOp>& 
     const std::string name = name_prefix + std::to_string(graph.num_ops());
     Attributes attrs = evaluate_attrs(op, b);
     if (op.type == OpType::Weight) {
-      // A constant the rule creates, e.g. a BatchNorm epsilon as a tensor.
-      Shape shape = attrs.get_ints(AttrKey::Shape, {1});
-      auto data = std::make_shared<TensorData>(DType::Float32, shape);
-      std::fill_n(data->floats(), data->numel(), static_cast<float>(attrs.get_float(AttrKey::Value, 0.0)));
-      outputs.push_back({TensorRef{graph.add_weight(name, data), 0}});
+      // A constant the rule creates: a BatchNorm epsilon as a tensor, an identity.
+      outputs.push_back({TensorRef{graph.add_weight(name, make_rule_constant(attrs, name)), 0}});
       continue;
     }
     std::vector<TensorRef> inputs;

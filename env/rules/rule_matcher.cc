@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "env/ops/op_schema.h"
+#include "env/rules/rule_constant.h"
 
 namespace graphworld {
 
@@ -237,7 +238,7 @@ struct RuleMatcher::Search {
       for (const PatternOp& top : rule.target) {
         Attributes attrs = evaluate_attrs(top, st.binding);
         if (top.type == OpType::Weight) {
-          infos.push_back({TensorInfo{DType::Float32, attrs.get_ints(AttrKey::Shape, {1})}});
+          infos.push_back({TensorInfo{DType::Float32, rule_constant_shape(attrs, "target")}});
           continue;
         }
         std::vector<TensorInfo> in;

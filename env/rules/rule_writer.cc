@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "env/rules/rule_constant.h"
+
 namespace graphworld {
 
 RuleWriter::RuleWriter(std::string name, std::string origin) {
@@ -46,6 +48,13 @@ PatternRef RuleWriter::target(OpType type, std::vector<PatternRef> inputs, AttrL
 
 PatternRef RuleWriter::target_constant(AttrExpr value, std::vector<DimTerm> shape) {
   return add(rule_.target, OpType::Weight, {}, {{AttrKey::Value, std::move(value)}, {AttrKey::Shape, AttrExpr::of_dims(std::move(shape))}}, 1);
+}
+
+PatternRef RuleWriter::target_identity(std::vector<DimTerm> shape) {
+  return add(rule_.target, OpType::Weight, {},
+             {{AttrKey::Fill, AttrExpr::of_literal(static_cast<int64_t>(ConstantFill::Identity))},
+              {AttrKey::Shape, AttrExpr::of_dims(std::move(shape))}},
+             1);
 }
 
 void RuleWriter::output(PatternRef source_tensor, PatternRef target_tensor) {

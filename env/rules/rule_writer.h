@@ -33,6 +33,8 @@ class RuleWriter {
   PatternRef target(OpType type, std::vector<PatternRef> inputs, AttrList attrs = {}, int32_t num_outputs = 1);
   // A constant the target creates: shape `shape`, every element `value`.
   PatternRef target_constant(AttrExpr value, std::vector<DimTerm> shape);
+  // An identity the target creates: [n, n] or a conv kernel [c, c, kh, kw].
+  PatternRef target_identity(std::vector<DimTerm> shape);
   static PatternRef out(PatternRef op_output0, int32_t index) { return PatternRef::of_op(op_output0.op, index); }
 
   void output(PatternRef source_tensor, PatternRef target_tensor);

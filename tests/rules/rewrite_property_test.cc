@@ -28,6 +28,7 @@ constexpr double kTolerance = 1e-4;
 double relative_error(const TensorData& a, const TensorData& b) {
   double diff = 0, scale = 1e-30;
   for (int64_t i = 0; i < a.numel(); ++i) {
+    if (!std::isfinite(a.floats()[i])) return INFINITY;  // the reference proves nothing
     diff = std::max(diff, static_cast<double>(std::fabs(a.floats()[i] - b.floats()[i])));
     scale = std::max(scale, static_cast<double>(std::fabs(a.floats()[i])));
   }

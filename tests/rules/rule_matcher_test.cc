@@ -7,6 +7,7 @@
 #include <random>
 
 #include "common/error.h"
+#include "env/ops/executor.h"
 #include "env/ops/graph_builder.h"
 #include "env/rules/graph_rewriter.h"
 #include "env/rules/hand_written_rules.h"
@@ -147,6 +148,46 @@ TEST(GraphRewriter, IncrementalMatchesEqualAFullSearch) {
       EXPECT_NO_THROW(rewriter.graph().check_structure()) << name;
     }
   }
+}
+
+// Generated rules may create identity constants: `x + conv(x, k)` becomes
+// one conv with the kernel `k + I`, which the executor folds. The rewrite
+// must keep the outputs and leave no Add on activations.
+TEST(GraphRewriter, FoldsAResidualAddIntoTheConvThroughAnIdentity) {
+  GraphBuilder b(5);
+  TensorRef x = b.input("x", {1, 4, 9, 7});
+  Attributes attrs = {{AttrKey::Pads, std::vector<int64_t>{1, 1, 1, 1}}};
+  TensorRef conv = b.add1(OpType::Conv, {x, b.random_weight({4, 4, 3, 3}, -1, 1)}, attrs);
+  b.output(b.add1(OpType::Add, {x, conv}), "y");
+  const Graph original = b.finish();
+  const auto inputs = random_inputs(original, 1);
+  const auto expected = Executor(original).run(inputs);
+
+  const RuleMatcher& matcher = default_matcher();
+  GraphRewriter rewriter(matcher, original);
+  int folds = 0;
+  for (size_t i = 0; i < rewriter.matches().size(); ++i) {
+    const Rule& rule = matcher.rules()[static_cast<size_t>(rewriter.matches()[i].rule)];
+    const bool creates_identity = std::any_of(rule.target.begin(), rule.target.end(), [](const PatternOp& op) {
+      const AttrExpr* fill = op.find_attr(AttrKey::Fill);
+      return op.type == OpType::Weight && fill && fill->literal == AttrValue{int64_t{1}};
+    });
+    if (!creates_identity || rule_op_set(rule) != "Add+Conv") continue;
+    GraphRewriter copy(matcher, original);
+    copy.apply(i);
+    const Graph rewritten = copy.graph().pruned();
+    // Left: k + I, a weight-only Add the executor and exporter fold.
+    const GraphIndex index(rewritten);
+    size_t computing_adds = 0;
+    for (OpId id = 0; id < static_cast<OpId>(rewritten.num_ops()); ++id)
+      computing_adds += rewritten.op(id).type == OpType::Add && !index.constant(id);
+    EXPECT_EQ(computing_adds, 0u) << describe_rule(rule);
+    const auto got = Executor(rewritten).run(inputs);
+    for (int64_t e = 0; e < got[0]->numel(); ++e)
+      ASSERT_NEAR(got[0]->floats()[e], expected[0]->floats()[e], 1e-4) << describe_rule(rule);
+    ++folds;
+  }
+  EXPECT_GE(folds, 1) << "no default rule folds x + conv(x, k)";
 }
 
 TEST(GraphRewriter, RejectsAMatchIndexOutOfRange) {

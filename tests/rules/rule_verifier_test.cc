@@ -108,6 +108,31 @@ TEST(RuleVerifier, RejectsAStrideSpecificRuleClaimedForAnyStride) {
   EXPECT_TRUE(verify_rule(rule).passed) << verify_rule(rule).failure;
 }
 
+// x + conv(x, k) = conv(x, k + I) holds where the identity kernel is
+// centred: with "same" pads. Claimed for any pads that keep the shape (such
+// as [0,0,2,2] for 3x3), the verifier must find where it breaks.
+Rule residual_fold(bool any_pads) {
+  RuleWriter w(any_pads ? "residual-fold-any-pads" : "residual-fold", "planted");
+  DimTerm n = w.dim("n"), c = w.dim("c"), h = w.dim("h", DimDomain::Spatial), wd = w.dim("w", DimDomain::Spatial);
+  DimTerm kh = w.dim("kh", DimDomain::OddKernel), kw = w.dim("kw", DimDomain::OddKernel);
+  PatternRef x = w.var("x", {n, c, h, wd});
+  PatternRef k = w.weight("k", {c, c, kh, kw});
+  RuleWriter::AttrList attrs = {
+      {AttrKey::Pads, any_pads ? par(w.param("p", AttrKey::Pads)) : AttrExpr::same_pads({kh, kw})}};
+  PatternRef sum = w.source(OpType::Add, {x, w.source(OpType::Conv, {x, k}, attrs)});
+  PatternRef kernel = w.target(OpType::Add, {k, w.target_identity({c, c, kh, kw})});
+  w.output(sum, w.target(OpType::Conv, {x, kernel}, attrs));
+  return w.finish();
+}
+
+TEST(RuleVerifier, AcceptsAnIdentityConstantWhereItHolds) {
+  VerifyResult v = verify_rule(residual_fold(false));
+  EXPECT_TRUE(v.passed) << v.failure;
+  EXPECT_GE(v.instantiations, 3);
+}
+
+TEST(RuleVerifier, RejectsAnIdentityFoldClaimedForAnyPads) { expect_rejected(residual_fold(true)); }
+
 TEST(RuleVerifier, ReportsRulesThatNeverFit) {
   RuleWriter w("never-fits", "planted");
   DimTerm a = w.dim("a");
