@@ -14,7 +14,7 @@
 #include "launch/bench_commands.h"
 #include "launch/commands.h"
 #include "launch/cost_options.h"
-#include "launch/latency.h"
+#include "common/latency.h"
 
 namespace graphworld {
 namespace {

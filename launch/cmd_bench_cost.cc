@@ -21,7 +21,7 @@
 #include "env/cost/measured_cost_model.h"
 #include "env/ops/executor.h"
 #include "launch/bench_commands.h"
-#include "launch/latency.h"
+#include "common/latency.h"
 #include "launch/model_source.h"
 
 namespace graphworld {

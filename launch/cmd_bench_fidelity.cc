@@ -20,7 +20,7 @@
 #include "env/zoo/zoo.h"
 #include "launch/bench_commands.h"
 #include "launch/cost_options.h"
-#include "launch/latency.h"
+#include "common/latency.h"
 #include "launch/model_source.h"
 
 namespace graphworld {

@@ -12,7 +12,7 @@
 #include "env/rules/rule_library.h"
 #include "env/zoo/zoo.h"
 #include "launch/bench_commands.h"
-#include "launch/latency.h"
+#include "common/latency.h"
 
 namespace graphworld {
 

@@ -5,7 +5,7 @@
 #include "common/json_writer.h"
 #include "env/ops/executor.h"
 #include "launch/commands.h"
-#include "launch/latency.h"
+#include "common/latency.h"
 #include "launch/model_source.h"
 
 namespace graphworld {

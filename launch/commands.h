@@ -22,5 +22,7 @@ Subcommand bench_command();
 Subcommand cost_command();
 Subcommand calibrate_command();
 Subcommand rules_command();
+Subcommand optimize_command();
+Subcommand env_bench_command();
 
 }  // namespace graphworld

@@ -14,9 +14,10 @@ namespace {
 
 const std::vector<graphworld::Subcommand>& all_commands() {
   static const std::vector<graphworld::Subcommand> commands = {
-      graphworld::import_command(), graphworld::run_command(),     graphworld::check_command(),
-      graphworld::zoo_command(),    graphworld::cost_command(),    graphworld::calibrate_command(),
-      graphworld::rules_command(),   graphworld::devices_command(), graphworld::bench_command()};
+      graphworld::optimize_command(), graphworld::import_command(),  graphworld::run_command(),
+      graphworld::check_command(),    graphworld::zoo_command(),     graphworld::cost_command(),
+      graphworld::calibrate_command(), graphworld::rules_command(),  graphworld::env_bench_command(),
+      graphworld::devices_command(),  graphworld::bench_command()};
   return commands;
 }
 

@@ -23,6 +23,7 @@ OutputDifference compare_outputs(const std::vector<std::shared_ptr<TensorData>>&
     for (int64_t i = 0; i < a.numel(); ++i) {
       double x = a.dtype() == DType::Float32 ? a.floats()[i] : static_cast<double>(a.ints()[i]);
       double y = b.dtype() == DType::Float32 ? b.floats()[i] : static_cast<double>(b.ints()[i]);
+      if (!std::isfinite(x)) ++diff.nonfinite_expected;
       double d = std::fabs(x - y);
       if (std::isnan(d)) d = std::isnan(x) && std::isnan(y) ? 0 : INFINITY;
       max_abs = std::max(max_abs, d);

@@ -14,6 +14,9 @@ struct OutputDifference {
   // max over outputs of max|a - b| / max(max|a|, 1e-6): error relative to the
   // output's scale, so near-zero elements do not inflate it.
   double max_rel_err = 0;
+  // Elements of `expected` that are NaN or infinite: a comparison against
+  // them proves nothing.
+  int64_t nonfinite_expected = 0;
 };
 
 // Throws UsageError if the counts, shapes or types differ.

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "common/latency.h"
 #include "common/stopwatch.h"
 #include "env/ops/aten_kernels.h"
 #include "env/ops/executor.h"
@@ -125,7 +126,7 @@ double AtenOpTimer::time_ms(const OpCostKey& key) {
       run_once();
       samples.push_back(watch.elapsed_ms());
     }
-    return median_of(samples);
+    return percentile(std::move(samples), 0.5);
   } catch (const c10::Error& e) {
     throw GraphError("timing " + key.canonical() + " failed: " + e.what_without_backtrace());
   }

@@ -7,16 +7,6 @@
 
 namespace graphworld {
 
-double median_of(std::vector<double>& samples) {
-  if (samples.empty()) return 0;
-  size_t mid = samples.size() / 2;
-  std::nth_element(samples.begin(), samples.begin() + static_cast<ptrdiff_t>(mid), samples.end());
-  double upper = samples[mid];
-  if (samples.size() % 2) return upper;
-  double lower = *std::max_element(samples.begin(), samples.begin() + static_cast<ptrdiff_t>(mid));
-  return 0.5 * (lower + upper);
-}
-
 std::string cost_cache_path(const std::string& cache_dir, const std::string& prefix, const std::string& fingerprint) {
   uint64_t h = 0;
   for (char c : fingerprint) h = hash_combine(h, static_cast<unsigned char>(c));

@@ -29,7 +29,4 @@ class OpTimer {
   virtual double time_ms(const OpCostKey& key) = 0;
 };
 
-// Median of samples (the vector is reordered).
-double median_of(std::vector<double>& samples);
-
 }  // namespace graphworld

@@ -20,12 +20,13 @@ struct BertConfig {
 
 std::string layer_name(int64_t i) { return "layer" + std::to_string(i); }
 
-// TASO's attention layer: q, k, v and output projections without biases, and
-// neither score scaling nor softmax. Nothing then keeps the magnitudes in
-// check (q x k sums over head_dim, scores x v over seq), so the weights take
-// the scales a real layer applies: q's the 1/sqrt(head_dim) of the scores,
-// v's a 1/sqrt(seq) standing in for softmax's averaging. Without them every
-// layer would scale activations by about head_dim, and eight layers by ~1e14.
+// TASO's attention layer: q, k, v and output projections without biases and
+// without score scaling, plus a softmax over the scores that TASO's graph
+// lacks. Without it the layer is a cubic polynomial of its input, and eight
+// of them raise it to the power 3^8: outputs are 0 or infinite for any
+// weights, which would make every equivalence check vacuous. Softmax costs
+// little next to the MatMuls and leaves every substitution TASO finds in
+// place. q's weights take the 1/sqrt(head_dim) a real layer puts on scores.
 TensorRef taso_attention(GraphBuilder& b, TensorRef x, const BertConfig& c, int64_t batch, const std::string& name) {
   const int64_t head_dim = c.hidden / c.heads;
   auto project = [&](const char* part, int64_t fan_in, Ints perm) {
@@ -37,9 +38,10 @@ TensorRef taso_attention(GraphBuilder& b, TensorRef x, const BertConfig& c, int6
   };
   TensorRef q = project("q", c.hidden * head_dim, {0, 2, 1, 3});  // [batch, heads, seq, head_dim]
   TensorRef k = project("k", c.hidden, {0, 2, 3, 1});             // [batch, heads, head_dim, seq]
-  TensorRef v = project("v", c.hidden * c.seq, {0, 2, 1, 3});     // [batch, heads, seq, head_dim]
+  TensorRef v = project("v", c.hidden, {0, 2, 1, 3});             // [batch, heads, seq, head_dim]
   TensorRef logits = b.add1(OpType::MatMul, {q, k}, {}, join(name, "logits"));
-  TensorRef out = b.add1(OpType::MatMul, {logits, v}, {}, join(name, "context"));
+  TensorRef probs = b.add1(OpType::Softmax, {logits}, {{AttrKey::Axis, int64_t{-1}}}, join(name, "softmax"));
+  TensorRef out = b.add1(OpType::MatMul, {probs, v}, {}, join(name, "context"));
   out = transpose(b, out, {0, 2, 1, 3}, join(name, "context.heads"));
   out = reshape(b, out, {batch, c.seq, c.hidden}, join(name, "context.merge"));
   // TASO's script multiplies the layer *input* here, which leaves the whole
@@ -50,7 +52,7 @@ TensorRef taso_attention(GraphBuilder& b, TensorRef x, const BertConfig& c, int6
 }  // namespace
 
 // TASO's BERT benchmark: Relu on the input, then 8 attention-only layers (no
-// softmax, LayerNorm, residual or FFN). Batch is a leading dimension TASO
+// LayerNorm, residual or FFN; softmax added, see taso_attention). Batch is a leading dimension TASO
 // does not have.
 Graph build_bert(const ZooOptions& options) {
   const BertConfig c;

@@ -18,7 +18,7 @@ void expect_keys(const std::string& json, const std::vector<std::string>& keys) 
 }
 
 TEST(Cli, EverySubcommandHasHelp) {
-  for (const char* command : {"import", "run", "check", "zoo", "cost", "calibrate", "devices", "bench"}) {
+  for (const char* command : {"optimize", "env-bench", "import", "run", "check", "zoo", "cost", "calibrate", "rules", "devices", "bench"}) {
     std::string out;
     EXPECT_EQ(gw(std::string(command) + " --help", &out), 0) << command;
     EXPECT_NE(out.find(std::string("usage: graphworld ") + command), std::string::npos) << out;

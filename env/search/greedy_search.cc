@@ -1,0 +1,35 @@
+// Greedy search: price every match of the current graph, take the cheapest
+// result while it improves, stop when nothing does.
+#include "env/search/search_state.h"
+
+namespace graphworld {
+
+SearchResult greedy_search(const Graph& graph, const RuleMatcher& matcher, CostModel& cost, const SearchOptions& options) {
+  Stopwatch clock;
+  ProgressTicker ticker(options);
+  SearchResult result;
+  result.algorithm = "greedy";
+  SearchState current(matcher, graph, cost);
+  result.original_cost_ms = current.cost_ms();
+  while (result.explored < options.budget) {
+    double best_cost = current.cost_ms();
+    int64_t best_match = -1;
+    for (size_t i = 0; i < current.rewriter.matches().size(); ++i) {
+      const SearchState child = current.priced_child(i);
+      ++result.generated;
+      if (child.cost_ms() < best_cost) {
+        best_cost = child.cost_ms();
+        best_match = static_cast<int64_t>(i);
+      }
+    }
+    if (best_match < 0) break;
+    current.apply(static_cast<size_t>(best_match));
+    ++result.explored;
+    ticker.maybe({result.original_cost_ms, current.cost_ms(), result.explored, result.generated, 0, clock.elapsed_s()});
+  }
+  ticker.maybe({result.original_cost_ms, current.cost_ms(), result.explored, result.generated, 0, clock.elapsed_s()}, true);
+  finish_result(result, current, matcher, clock);
+  return result;
+}
+
+}  // namespace graphworld

@@ -1,0 +1,111 @@
+// graphworld env-bench MODEL [--steps N] [--json]: how fast GraphEnv steps.
+//
+// Takes random allowed actions (never NO-OP) and times each step(), which
+// applies the rewrite, re-matches the touched region, updates masks and cost,
+// and builds the next observation. Episodes that end are reset, untimed.
+#include <cstdio>
+#include <random>
+
+#include "common/error.h"
+#include "common/json_writer.h"
+#include "common/latency.h"
+#include "env/gym/graph_env.h"
+#include "env/rules/rule_library.h"
+#include "launch/bench_commands.h"
+#include "launch/commands.h"
+#include "launch/cost_options.h"
+#include "launch/model_source.h"
+
+namespace graphworld {
+namespace {
+
+Action random_allowed_action(const Observation& obs, std::mt19937_64& rng) {
+  std::vector<int32_t> xfers;
+  for (int32_t x = 0; x < obs.num_xfers; ++x)
+    if (obs.xfer_mask[static_cast<size_t>(x)]) xfers.push_back(x);
+  const int32_t xfer = xfers[rng() % xfers.size()];
+  return {xfer, static_cast<int32_t>(rng() % static_cast<uint64_t>(obs.location_count(xfer)))};
+}
+
+int run_env_bench(const CliArgs& args) {
+  const std::string& spec = args.positional(0, "a MODEL (an .onnx file or a zoo name)");
+  args.expect_at_most(1);
+  const int64_t steps = args.int_value("--steps", 200);
+  if (steps < 1) throw UsageError("--steps must be >= 1");
+  GraphEnvOptions options;
+  options.max_locations = static_cast<int32_t>(args.int_value("--locations", 200));
+  options.max_steps = static_cast<int32_t>(args.int_value("--max-steps", 100));
+  const auto seed = static_cast<uint64_t>(args.int_value("--seed", 0));
+  LoadedModel model = load_model(spec, args.int_value("--batch", 1));
+  const RuleMatcher matcher(default_rule_library().rules);
+  std::unique_ptr<CostModel> cost = make_cost_model_with_progress(cost_options_from(args));
+
+  Stopwatch construct_clock;
+  GraphEnv env(model.graph, matcher, *cost, options);
+  const double construct_ms = construct_clock.elapsed_ms();
+  LatencyStats reset = measure_latency([&] { env.reset(seed); }, 1, 10);
+
+  std::mt19937_64 rng(seed);
+  std::vector<double> step_ms;
+  int64_t episodes = 1;
+  const Observation* obs = &env.reset(seed);
+  while (static_cast<int64_t>(step_ms.size()) < steps) {
+    if (env.done()) {
+      obs = &env.reset(seed + static_cast<uint64_t>(episodes++));
+      if (env.done()) throw UsageError(model.source + ": no rule applies to this graph; there is nothing to step");
+    }
+    const Action action = random_allowed_action(*obs, rng);
+    Stopwatch clock;
+    StepResult r = env.step(action);
+    step_ms.push_back(clock.elapsed_ms());
+    obs = r.observation;
+  }
+  const double median = percentile(step_ms, 0.5), p99 = percentile(step_ms, 0.99);
+  if (args.flag("--json")) {
+    JsonWriter j;
+    j.begin_object()
+        .key("model").value(model.source)
+        .key("step_median_ms").value(median)
+        .key("step_p99_ms").value(p99)
+        .key("reset_ms").value(reset.median_ms)
+        .key("construct_ms").value(construct_ms)
+        .key("steps").value(static_cast<int64_t>(step_ms.size()))
+        .key("episodes").value(episodes)
+        .key("rules").value(static_cast<int64_t>(matcher.num_rules()))
+        .key("max_locations").value(static_cast<int64_t>(options.max_locations))
+        .key("peak_rss_mib").value(peak_rss_mib())
+        .end_object();
+    std::printf("%s\n", j.str().c_str());
+    return 0;
+  }
+  std::printf("%s: %zu steps over %lld episodes, %zu rules, %d locations\n", model.source.c_str(), step_ms.size(),
+              static_cast<long long>(episodes), matcher.num_rules(), options.max_locations);
+  std::printf("  step   median %.3f ms   p99 %.3f ms\n", median, p99);
+  std::printf("  reset  median %.3f ms   (first construction %.1f ms)\n", reset.median_ms, construct_ms);
+  std::printf("  peak RSS %.0f MiB\n", peak_rss_mib());
+  return 0;
+}
+
+}  // namespace
+
+Subcommand env_bench_command() {
+  std::vector<CliOption> options = {
+      {"--steps", "", "N", "timed steps (default 200)"},
+      {"--locations", "", "L", "locations per rule (default 200)"},
+      {"--max-steps", "", "N", "episode length before it is reset (default 100)"},
+      {"--seed", "", "S", "action sampling seed (default 0)"},
+      {"--batch", "", "N", "batch size for zoo models (default 1)"},
+      {"--json", "", "", "print one JSON object"},
+  };
+  for (const CliOption& o : cost_cli_options()) options.push_back(o);
+  return {{"env-bench",
+           "MODEL",
+           "Time GraphEnv: reset() and step() with random allowed actions.",
+           "A step applies the rewrite, re-matches the touched region, updates masks and cost and builds the\n"
+           "next observation. JSON keys: step_median_ms, step_p99_ms, reset_ms, steps, model, construct_ms,\n"
+           "episodes, rules, max_locations, peak_rss_mib.",
+           options},
+          run_env_bench};
+}
+
+}  // namespace graphworld

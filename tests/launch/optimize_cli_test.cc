@@ -1,0 +1,85 @@
+// graphworld optimize and env-bench, run as a user runs them.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "env/rules/rule_library.h"
+#include "env/rules/rule_writer.h"
+#include "tests/support/test_env.h"
+
+namespace graphworld {
+namespace {
+
+int gw(const std::string& args, std::string* out) {
+  return testing::run_command(testing::graphworld_binary() + " " + args, out);
+}
+
+void expect_keys(const std::string& json, const std::vector<std::string>& keys) {
+  for (const auto& key : keys) EXPECT_NE(json.find("\"" + key + "\":"), std::string::npos) << key << " missing in " << json;
+}
+
+// torchvision exports, optimised and written; onnxruntime must agree.
+TEST(OptimizeCli, WritesAnEquivalentFasterModel) {
+  for (const char* model : {"squeezenet1_1", "resnet18_bn"}) {
+    const std::string in = testing::model_path(std::string(model) + ".onnx");
+    const std::string out_file = testing::scratch_dir() + "/optimized-" + model + ".onnx";
+    std::string out;
+    ASSERT_EQ(gw("optimize " + in + " -o " + out_file + " --budget 15 --json", &out), 0) << out;
+    expect_keys(out, {"original_cost", "optimized_cost", "reduction_pct", "applied", "search_s"});
+    ASSERT_TRUE(std::filesystem::exists(out_file)) << out;
+    const testing::OrtComparison cmp = testing::ort_compare(in, out_file);
+    EXPECT_GE(cmp.outputs, 1);
+    EXPECT_LE(cmp.max_rel_err, 1e-4) << model;
+  }
+}
+
+TEST(OptimizeCli, HumanSummaryNamesTheSubstitutions) {
+  const std::string out_file = testing::scratch_dir() + "/optimized-bert.onnx";
+  std::string out;
+  ASSERT_EQ(gw("optimize bert -o " + out_file + " --search greedy --budget 10", &out), 0) << out;
+  for (const char* words : {"original cost", "optimised cost", "substitutions", "equivalence", "wrote"})
+    EXPECT_NE(out.find(words), std::string::npos) << words << " missing in " << out;
+  EXPECT_NE(out.find("graphs explored"), std::string::npos) << "no progress line in " << out;
+}
+
+// A library holding an unsound rule (Relu dropped) makes a cheaper graph
+// that computes something else: optimize must refuse to write it.
+TEST(OptimizeCli, RefusesToWriteAGraphThatIsNotEquivalent) {
+  RuleWriter w("drop-relu", "planted");
+  PatternRef x = w.var("x", {w.dim("n"), w.dim("s"), w.dim("h")});
+  w.output(w.source(OpType::Relu, {x}), x);
+  RuleLibrary library;
+  library.description = "an unsound rule, for a test";
+  library.rules.push_back(w.finish());
+  const std::string rules = testing::scratch_dir() + "/unsound.rules";
+  save_rule_library(library, rules);
+  const std::string out_file = testing::scratch_dir() + "/must-not-exist.onnx";
+  std::string out;
+  EXPECT_EQ(gw("optimize bert -o " + out_file + " --rules " + rules + " --search greedy --budget 5", &out), 2)
+      << out;
+  EXPECT_NE(out.find("does not compute what"), std::string::npos) << out;
+  EXPECT_NE(out.find("not writing"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(out_file));
+}
+
+TEST(OptimizeCli, BadArgumentsAreClearErrors) {
+  std::string out;
+  EXPECT_EQ(gw("optimize bert", &out), 2);
+  EXPECT_NE(out.find("-o OUT.onnx"), std::string::npos) << out;
+  EXPECT_EQ(gw("optimize bert -o /tmp/x.onnx --search anneal", &out), 2);
+  EXPECT_NE(out.find("unknown search 'anneal'"), std::string::npos) << out;
+  EXPECT_EQ(gw("optimize bert -o /tmp/x.onnx --alpha 0.5", &out), 2);
+  EXPECT_NE(out.find("alpha"), std::string::npos) << out;
+  EXPECT_EQ(gw("optimize no_such_model.onnx -o /tmp/x.onnx", &out), 2);
+}
+
+TEST(EnvBenchCli, PrintsStepAndResetTimes) {
+  std::string out;
+  ASSERT_EQ(gw("env-bench resnet18 --steps 20 --json", &out), 0) << out;
+  expect_keys(out, {"step_median_ms", "step_p99_ms", "reset_ms", "steps"});
+  EXPECT_NE(out.find("\"steps\":20"), std::string::npos) << out;
+  EXPECT_EQ(gw("env-bench resnet18 --steps 0", &out), 2);
+}
+
+}  // namespace
+}  // namespace graphworld
