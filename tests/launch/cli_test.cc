@@ -4,18 +4,13 @@
 #include <cstdlib>
 #include <regex>
 
-#include "tests/support/test_env.h"
+#include "tests/launch/cli_test_support.h"
 
 namespace graphworld {
 namespace {
 
-int gw(const std::string& args, std::string* out) {
-  return testing::run_command(testing::graphworld_binary() + " " + args, out);
-}
-
-void expect_keys(const std::string& json, const std::vector<std::string>& keys) {
-  for (const auto& key : keys) EXPECT_NE(json.find("\"" + key + "\":"), std::string::npos) << key << " missing in " << json;
-}
+using testing::gw;
+using testing::expect_keys;
 
 TEST(Cli, EverySubcommandHasHelp) {
   for (const char* command : {"optimize", "env-bench", "import", "run", "check", "zoo", "cost", "calibrate", "rules", "devices", "bench"}) {

@@ -4,15 +4,12 @@
 #include <filesystem>
 #include <regex>
 
-#include "tests/support/test_env.h"
+#include "tests/launch/cli_test_support.h"
 
 namespace graphworld {
 namespace {
 
-int gw(const std::string& args, std::string* out) {
-  return testing::run_command(testing::graphworld_binary() + " " + args, out);
-}
-
+using testing::gw;
 int64_t json_int(const std::string& json, const std::string& key) {
   std::smatch m;
   if (!std::regex_search(json, m, std::regex("\"" + key + "\":(-?[0-9]+)"))) return -1;
