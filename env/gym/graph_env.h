@@ -72,7 +72,7 @@ struct StepInfo {
 };
 
 struct StepResult {
-  const Observation* observation;  // owned by the env, valid until the next reset() or step()
+  const Observation* observation = nullptr;  // owned by the env, valid until the next reset() or step()
   double reward = 0;
   bool done = false;
   StepInfo info;
