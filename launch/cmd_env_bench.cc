@@ -19,14 +19,6 @@
 namespace graphworld {
 namespace {
 
-Action random_allowed_action(const Observation& obs, std::mt19937_64& rng) {
-  std::vector<int32_t> xfers;
-  for (int32_t x = 0; x < obs.num_xfers; ++x)
-    if (obs.xfer_mask[static_cast<size_t>(x)]) xfers.push_back(x);
-  const int32_t xfer = xfers[rng() % xfers.size()];
-  return {xfer, static_cast<int32_t>(rng() % static_cast<uint64_t>(obs.location_count(xfer)))};
-}
-
 int run_env_bench(const CliArgs& args) {
   const std::string& spec = args.positional(0, "a MODEL (an .onnx file or a zoo name)");
   args.expect_at_most(1);

@@ -26,11 +26,13 @@ std::string reward_kind_name(RewardKind kind) {
   return "?";
 }
 
-bool Observation::allowed(int32_t xfer, int32_t location) const {
-  if (xfer < 0 || xfer > num_xfers) return false;
-  if (xfer == num_xfers) return xfer_mask[static_cast<size_t>(xfer)] != 0;  // NO-OP ignores the location
-  if (location < 0 || location >= max_locations) return false;
-  return location_mask[static_cast<size_t>(xfer) * static_cast<size_t>(max_locations) + static_cast<size_t>(location)] != 0;
+Action random_allowed_action(const Observation& obs, std::mt19937_64& rng) {
+  std::vector<int32_t> xfers;
+  for (int32_t x = 0; x < obs.num_xfers; ++x)
+    if (obs.xfer_mask[static_cast<size_t>(x)]) xfers.push_back(x);
+  if (xfers.empty()) return {obs.num_xfers, 0};
+  const int32_t xfer = xfers[rng() % xfers.size()];
+  return {xfer, static_cast<int32_t>(rng() % static_cast<uint64_t>(obs.location_count(xfer)))};
 }
 
 std::span<const int32_t> Observation::matched_nodes(int32_t xfer, int32_t location) const {

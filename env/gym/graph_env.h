@@ -33,6 +33,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -136,5 +137,9 @@ class GraphEnv {
   std::vector<int32_t> op_to_node_;
   Observation observation_;
 };
+
+// A uniformly random allowed rule, then a uniformly random location of it;
+// NO-OP only when no rule applies. For baselines, benchmarks and tests.
+Action random_allowed_action(const Observation& observation, std::mt19937_64& rng);
 
 }  // namespace graphworld

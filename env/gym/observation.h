@@ -46,7 +46,6 @@ struct Observation {
   std::vector<int32_t> match_nodes;
 
   int32_t location_count(int32_t xfer) const { return location_begin[xfer + 1] - location_begin[xfer]; }
-  bool allowed(int32_t xfer, int32_t location) const;
   // The nodes matched by (xfer, location); empty if it is not allowed.
   std::span<const int32_t> matched_nodes(int32_t xfer, int32_t location) const;
 };

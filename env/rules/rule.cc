@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "env/ops/op_schema.h"
+#include "env/rules/rule_constant.h"
 
 namespace graphworld {
 
@@ -256,7 +257,8 @@ std::string nested_text(const Rule& rule, const std::vector<PatternOp>& ops, con
     // Rule-made constants read as what they are: I[c,c,kh,kw], const(1e-05).
     const AttrExpr* fill = op.find_attr(AttrKey::Fill);
     const AttrExpr* shape = op.find_attr(AttrKey::Shape);
-    if (fill && fill->kind == AttrExprKind::Literal && fill->literal == AttrValue{int64_t{1}} && shape)
+    if (fill && fill->kind == AttrExprKind::Literal &&
+        fill->literal == AttrValue{static_cast<int64_t>(ConstantFill::Identity)} && shape)
       return "I" + expr_text(rule, AttrKey::Shape, *shape);
     const AttrExpr* value = op.find_attr(AttrKey::Value);
     return "const(" + (value ? expr_text(rule, AttrKey::Value, *value) : std::string("0")) + ")";

@@ -11,6 +11,10 @@ SearchResult greedy_search(const Graph& graph, const RuleMatcher& matcher, CostM
   result.algorithm = "greedy";
   SearchState current(matcher, graph, cost);
   result.original_cost_ms = current.cost_ms();
+  auto report = [&](bool force) {
+    ticker.maybe({result.original_cost_ms, current.cost_ms(), result.explored, result.generated, 0, clock.elapsed_s()},
+                 force);
+  };
   while (result.explored < options.budget) {
     double best_cost = current.cost_ms();
     int64_t best_match = -1;
@@ -25,9 +29,9 @@ SearchResult greedy_search(const Graph& graph, const RuleMatcher& matcher, CostM
     if (best_match < 0) break;
     current.apply(static_cast<size_t>(best_match));
     ++result.explored;
-    ticker.maybe({result.original_cost_ms, current.cost_ms(), result.explored, result.generated, 0, clock.elapsed_s()});
+    report(false);
   }
-  ticker.maybe({result.original_cost_ms, current.cost_ms(), result.explored, result.generated, 0, clock.elapsed_s()}, true);
+  report(true);
   finish_result(result, current, matcher, clock);
   return result;
 }

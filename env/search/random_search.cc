@@ -15,6 +15,9 @@ SearchResult random_search(const Graph& graph, const RuleMatcher& matcher, CostM
   const SearchState root(matcher, graph, cost);
   result.original_cost_ms = root.cost_ms();
   SearchState best = root;
+  auto report = [&](bool force) {
+    ticker.maybe({result.original_cost_ms, best.cost_ms(), result.explored, result.generated, 0, clock.elapsed_s()}, force);
+  };
   std::mt19937_64 rng(options.seed);
   const int32_t walk_length = std::max<int32_t>(1, options.walk_length);
   while (result.explored < options.budget && !root.rewriter.matches().empty()) {
@@ -25,9 +28,9 @@ SearchResult random_search(const Graph& graph, const RuleMatcher& matcher, CostM
       ++result.generated;
       if (walk.cost_ms() < best.cost_ms()) best = walk;
     }
-    ticker.maybe({result.original_cost_ms, best.cost_ms(), result.explored, result.generated, 0, clock.elapsed_s()});
+    report(false);
   }
-  ticker.maybe({result.original_cost_ms, best.cost_ms(), result.explored, result.generated, 0, clock.elapsed_s()}, true);
+  report(true);
   finish_result(result, best, matcher, clock);
   return result;
 }

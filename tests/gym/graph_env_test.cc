@@ -28,15 +28,6 @@ CostModel& cost_model() {
   return model;
 }
 
-Action random_action(const Observation& obs, std::mt19937_64& rng) {
-  std::vector<int32_t> xfers;
-  for (int32_t x = 0; x < obs.num_xfers; ++x)
-    if (obs.xfer_mask[static_cast<size_t>(x)]) xfers.push_back(x);
-  if (xfers.empty()) return {obs.num_xfers, 0};
-  const int32_t x = xfers[rng() % xfers.size()];
-  return {x, static_cast<int32_t>(rng() % static_cast<uint64_t>(obs.location_count(x)))};
-}
-
 // The observation's masks and matched nodes against a search from scratch
 // on the environment's current graph.
 void expect_masks_match_scratch(const GraphEnv& env, const std::string& where) {
@@ -79,7 +70,7 @@ TEST_P(GraphEnvOnZoo, MasksAreExactlyTheApplicableMatches) {
     env.reset(1);
     expect_masks_match_scratch(env, std::string(GetParam()) + " after reset");
     while (!env.done()) {
-      Action a = random_action(env.observation(), rng);
+      Action a = random_allowed_action(env.observation(), rng);
       if (a.xfer == env.noop()) break;
       env.step(a);
       if (env.done()) break;
@@ -95,7 +86,7 @@ TEST_P(GraphEnvOnZoo, IncrementalRewardsSumToTheTotalReduction) {
   env.reset(0);
   double sum = 0;
   while (!env.done()) {
-    Action a = random_action(env.observation(), rng);
+    Action a = random_allowed_action(env.observation(), rng);
     if (a.xfer == env.noop()) break;
     StepResult r = env.step(a);
     sum += r.reward;
@@ -124,7 +115,7 @@ TEST(GraphEnv, FinalRewardComesOnceAtTheEnd) {
   env.reset(0);
   StepResult last{};
   while (!env.done()) {
-    last = env.step(random_action(env.observation(), rng));
+    last = env.step(random_allowed_action(env.observation(), rng));
     if (!last.done) {
       EXPECT_EQ(last.reward, 0.0);
     }
@@ -139,7 +130,7 @@ TEST(GraphEnv, MeasuredRewardTimesTheExecutorAtTheEnd) {
   GraphEnv env(build_zoo_model("squeezenet1.1", {}), matcher(), cost_model(), options);
   env.reset(0);
   std::mt19937_64 rng(0);
-  StepResult first = env.step(random_action(env.observation(), rng));
+  StepResult first = env.step(random_allowed_action(env.observation(), rng));
   if (!first.done) {
     EXPECT_EQ(first.reward, 0.0);
     first = env.step({env.noop(), 0});
@@ -172,7 +163,7 @@ TEST(GraphEnv, EpisodesEndAtMaxSteps) {
   StepResult r{};
   for (int i = 0; i < 3; ++i) {
     ASSERT_FALSE(env.done());
-    r = env.step(random_action(env.observation(), rng));
+    r = env.step(random_allowed_action(env.observation(), rng));
   }
   EXPECT_TRUE(r.done);
   EXPECT_EQ(r.info.end_reason, "max-steps");
@@ -198,7 +189,7 @@ TEST(GraphEnv, LocationsAndObservationsAreDeterministic) {
     for (int32_t r = 0; r < x.num_xfers; ++r)
       for (int32_t l = 1; l < x.location_count(r); ++l)
         ASSERT_TRUE(a.match_at({r, l - 1}) < a.match_at({r, l})) << "rule " << r << " location " << l;
-    const Action act = random_action(x, rng);
+    const Action act = random_allowed_action(x, rng);
     StepResult ra = a.step(act);
     StepResult rb = b.step(act);
     ASSERT_EQ(ra.reward, rb.reward);
@@ -241,12 +232,12 @@ TEST(GraphEnv, ClonesAreIndependent) {
   GraphEnv env(build_zoo_model("bert", {}), matcher(), cost_model(), {});
   std::mt19937_64 rng(2);
   env.reset(0);
-  env.step(random_action(env.observation(), rng));
+  env.step(random_allowed_action(env.observation(), rng));
   const uint64_t hash = env.graph().structural_hash();
   const double cost = env.cost_ms();
   std::unique_ptr<GraphEnv> copy = env.clone();
   EXPECT_EQ(copy->graph().structural_hash(), hash);
-  for (int i = 0; i < 5 && !copy->done(); ++i) copy->step(random_action(copy->observation(), rng));
+  for (int i = 0; i < 5 && !copy->done(); ++i) copy->step(random_allowed_action(copy->observation(), rng));
   EXPECT_NE(copy->graph().structural_hash(), hash);
   EXPECT_EQ(env.graph().structural_hash(), hash);
   EXPECT_EQ(env.cost_ms(), cost);
@@ -258,7 +249,7 @@ TEST(GraphEnv, SavedEpisodesReplayExactly) {
   GraphEnv env(g, matcher(), cost_model(), {});
   std::mt19937_64 rng(8);
   env.reset(42);
-  for (int i = 0; i < 12 && !env.done(); ++i) env.step(random_action(env.observation(), rng));
+  for (int i = 0; i < 12 && !env.done(); ++i) env.step(random_allowed_action(env.observation(), rng));
   const std::string path = testing::scratch_dir() + "/episode.txt";
   save_episode(env.record(), path);
 

@@ -25,16 +25,6 @@ constexpr int kSteps = 20;
 // few ulps per layer; a wrong rewrite moves them by O(1).
 constexpr double kTolerance = 1e-4;
 
-double relative_error(const TensorData& a, const TensorData& b) {
-  double diff = 0, scale = 1e-30;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    if (!std::isfinite(a.floats()[i])) return INFINITY;  // the reference proves nothing
-    diff = std::max(diff, static_cast<double>(std::fabs(a.floats()[i] - b.floats()[i])));
-    scale = std::max(scale, static_cast<double>(std::fabs(a.floats()[i])));
-  }
-  return std::isfinite(diff) ? diff / scale : INFINITY;
-}
-
 class RewriteProperty : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RewriteProperty, RandomRewritesKeepOutputs) {
@@ -69,7 +59,7 @@ TEST_P(RewriteProperty, RandomRewritesKeepOutputs) {
     auto got = Executor(rewritten).run(inputs);
     ASSERT_EQ(got.size(), expected.size());
     for (size_t k = 0; k < got.size(); ++k)
-      EXPECT_LE(relative_error(*expected[k], *got[k]), kTolerance) << name << " sequence " << sequence << " output " << k;
+      EXPECT_LE(testing::relative_error(*expected[k], *got[k]), kTolerance) << name << " sequence " << sequence << " output " << k;
     pending.push_back(dir + "/rewrite" + std::to_string(sequence) + ".onnx");
     export_onnx_file(rewritten, pending.back());
     // Bounded disk: full-size models are compared a few at a time.

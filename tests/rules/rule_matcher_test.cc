@@ -11,6 +11,7 @@
 #include "env/ops/graph_builder.h"
 #include "env/rules/graph_rewriter.h"
 #include "env/rules/hand_written_rules.h"
+#include "env/rules/rule_constant.h"
 #include "env/rules/rule_library.h"
 #include "env/zoo/zoo.h"
 #include "tests/rules/rule_test_support.h"
@@ -170,7 +171,7 @@ TEST(GraphRewriter, FoldsAResidualAddIntoTheConvThroughAnIdentity) {
     const Rule& rule = matcher.rules()[static_cast<size_t>(rewriter.matches()[i].rule)];
     const bool creates_identity = std::any_of(rule.target.begin(), rule.target.end(), [](const PatternOp& op) {
       const AttrExpr* fill = op.find_attr(AttrKey::Fill);
-      return op.type == OpType::Weight && fill && fill->literal == AttrValue{int64_t{1}};
+      return op.type == OpType::Weight && fill && fill->literal == AttrValue{static_cast<int64_t>(ConstantFill::Identity)};
     });
     if (!creates_identity || rule_op_set(rule) != "Add+Conv") continue;
     GraphRewriter copy(matcher, original);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -143,6 +144,16 @@ std::vector<OrtComparison> ort_compare_many(const std::string& model_a, const st
     results.push_back({std::stod((*it)[1]), std::stod((*it)[2]), std::stoi((*it)[3])});
   EXPECT_EQ(results.size(), models_b.size()) << output;
   return results;
+}
+
+double relative_error(const TensorData& expected, const TensorData& actual) {
+  double diff = 0, scale = 1e-30;
+  for (int64_t i = 0; i < expected.numel(); ++i) {
+    if (!std::isfinite(expected.floats()[i])) return INFINITY;
+    diff = std::max(diff, static_cast<double>(std::fabs(expected.floats()[i] - actual.floats()[i])));
+    scale = std::max(scale, static_cast<double>(std::fabs(expected.floats()[i])));
+  }
+  return std::isfinite(diff) ? diff / scale : INFINITY;
 }
 
 }  // namespace graphworld::testing

@@ -37,6 +37,10 @@ OrtComparison ort_compare(const std::string& model_a, const std::string& model_b
 // The same for many B models against one A, in one onnxruntime process.
 std::vector<OrtComparison> ort_compare_many(const std::string& model_a, const std::vector<std::string>& models_b);
 
+// max |a - b| / max |a| over the elements (scale at least 1e-30); infinite
+// when `expected` holds NaN or infinity, since such a reference proves nothing.
+double relative_error(const TensorData& expected, const TensorData& actual);
+
 // Runs a shell command, returning its exit status and combined output.
 int run_command(const std::string& command, std::string* output);
 
