@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "env/graph/attribute_defaults.h"
 
 namespace graphworld {
 
@@ -55,7 +56,7 @@ OpId Graph::add_op(OpType type, std::string name, Attributes attrs, std::vector<
   Op op;
   op.type = type;
   op.name = std::move(name);
-  op.attrs = std::move(attrs);
+  op.attrs = without_defaults(type, std::move(attrs));
   op.inputs = std::move(inputs);
   op.outputs = std::move(outputs);
   ops_.push_back(std::move(op));

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "env/graph/attribute_defaults.h"
 #include "env/ops/op_schema.h"
 #include "env/rules/rule_constant.h"
 
@@ -21,10 +22,6 @@ const AttrValue& param_value(int32_t p, const RuleBinding& b) {
   const auto& v = b.params.at(static_cast<size_t>(p));
   if (!v) throw GraphError("parameter #" + std::to_string(p) + " is not bound");
   return *v;
-}
-
-bool is_conv_like(OpType type) {
-  return type == OpType::Conv || type == OpType::MaxPool || type == OpType::AvgPool;
 }
 
 }  // namespace
@@ -70,33 +67,7 @@ Attributes evaluate_attrs(const PatternOp& op, const RuleBinding& b) {
 
 const AttrValue* effective_attr(OpType type, const Attributes& attrs, AttrKey key) {
   if (const AttrValue* v = attrs.find(key)) return v;
-  // Defaults live in statics so matching never allocates for them.
-  static const AttrValue kZero = int64_t{0}, kOne = int64_t{1};
-  static const AttrValue kOnes2 = std::vector<int64_t>{1, 1}, kZeros4 = std::vector<int64_t>{0, 0, 0, 0};
-  switch (key) {
-    case AttrKey::Activation:
-      if (type == OpType::Conv || type == OpType::MatMul || type == OpType::Gemm) return &kZero;
-      break;
-    case AttrKey::Group:
-      if (type == OpType::Conv) return &kOne;
-      break;
-    case AttrKey::Strides:
-    case AttrKey::Dilations:
-      if (is_conv_like(type)) return &kOnes2;
-      break;
-    case AttrKey::Pads:
-      if (is_conv_like(type)) return &kZeros4;
-      break;
-    case AttrKey::Axis:
-      if (type == OpType::Split) return &kZero;
-      break;
-    case AttrKey::CeilMode:
-    case AttrKey::CountIncludePad:
-      if (type == OpType::MaxPool || type == OpType::AvgPool) return &kZero;
-      break;
-    default: break;
-  }
-  return nullptr;
+  return attribute_default(type, key);
 }
 
 bool unify_attr(const AttrExpr& e, const AttrValue& value, RuleBinding& b) {

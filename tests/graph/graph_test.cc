@@ -75,6 +75,33 @@ TEST(Graph, StructuralIdentityIgnoresNamesButNotWeightsOrParams) {
   EXPECT_NE(a.structural_hash(), d.structural_hash());
 }
 
+// Importers write every attribute, zoo builders none, and rules copy bound
+// values: one operator must have one spelling, or equal graphs would hash
+// apart and the cost cache would time one op twice under two keys.
+TEST(Graph, AttributesAtTheirDefaultAreDropped) {
+  auto conv_graph = [](Attributes attrs) {
+    GraphBuilder b(3);
+    TensorRef x = b.input("x", {1, 2, 5, 5});
+    TensorRef w = b.random_weight({4, 2, 3, 3}, -1, 1, "w");
+    b.output(b.add1(OpType::Conv, {x, w}, std::move(attrs), "conv"), "y");
+    return b.finish();
+  };
+  const int64_t none = static_cast<int64_t>(Activation::None), relu = static_cast<int64_t>(Activation::Relu);
+  Graph bare = conv_graph({});
+  Graph spelled = conv_graph({{AttrKey::Strides, std::vector<int64_t>{1, 1}},
+                              {AttrKey::Pads, std::vector<int64_t>{0, 0, 0, 0}},
+                              {AttrKey::Group, int64_t{1}},
+                              {AttrKey::Activation, none}});
+  EXPECT_TRUE(spelled.op(spelled.outputs()[0].ref.op).attrs.items().empty());
+  EXPECT_TRUE(bare.structurally_equal(spelled));
+  EXPECT_EQ(bare.structural_hash(), spelled.structural_hash());
+  Graph fused = conv_graph({{AttrKey::Activation, relu}, {AttrKey::Group, int64_t{1}}});
+  const Attributes& kept = fused.op(fused.outputs()[0].ref.op).attrs;
+  EXPECT_EQ(kept.items().size(), 1u);
+  EXPECT_EQ(kept.get_int(AttrKey::Activation, none), relu);
+  EXPECT_FALSE(bare.structurally_equal(fused));
+}
+
 TEST(Graph, PrunedDropsDeadOpsAndKeepsInputs) {
   GraphBuilder b;
   TensorRef x = b.input("x", {3});

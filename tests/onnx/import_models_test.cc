@@ -1,6 +1,8 @@
 // Importing real exports from torch.onnx (made by tests/data/export_models.py).
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include "env/onnx/onnx_import.h"
 #include "env/ops/validate.h"
 #include "tests/support/test_env.h"
@@ -21,6 +23,8 @@ struct Expected {
   int64_t opset;
   bool has_batchnorm;
 };
+
+void PrintTo(const Expected& e, std::ostream* os) { *os << e.file; }
 
 class ImportTorchvision : public ::testing::TestWithParam<Expected> {};
 

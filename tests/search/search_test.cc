@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <ostream>
 
 #include "common/error.h"
 #include "env/cost/analytic_cost_model.h"
@@ -38,6 +39,9 @@ struct Case {
   const char* algorithm;
   int64_t budget;
 };
+
+// ctest and failure messages show the case, not "24-byte object".
+void PrintTo(const Case& c, std::ostream* os) { *os << c.model << " " << c.algorithm << " budget " << c.budget; }
 
 class SearchOnZoo : public ::testing::TestWithParam<Case> {};
 

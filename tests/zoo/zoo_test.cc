@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <ostream>
 #include <set>
 #include <string>
 #include <utility>
@@ -27,6 +28,8 @@ struct Expected {
   std::vector<NamedShape> inputs;
   Shape output;
 };
+
+void PrintTo(const Expected& e, std::ostream* os) { *os << e.model; }
 
 std::vector<Expected> expected_models() {
   const Shape image224 = {1, 3, 224, 224};
