@@ -51,9 +51,7 @@ int run_optimize(const CliArgs& args) {
   LoadedModel model = load_model(spec, args.int_value("--batch", 1));
   const RuleLibrary library = args.value("--rules") ? load_rule_library(*args.value("--rules")) : default_rule_library();
   const RuleMatcher matcher(library.rules);
-  // --quiet silences the measured model's progress too: scripts read only stdout and errors.
-  std::unique_ptr<CostModel> cost =
-      quiet ? make_cost_model(cost_options_from(args)) : make_cost_model_with_progress(cost_options_from(args));
+  std::unique_ptr<CostModel> cost = make_cost_model_with_progress(cost_options_from(args), !quiet);
   const bool tty = isatty(STDERR_FILENO) != 0;
   if (!quiet) {
     std::fprintf(stderr, "optimising %s (%zu ops) with %s search, budget %lld, alpha %.3g, %s cost model, %zu rules\n",

@@ -28,8 +28,9 @@ CostModelOptions cost_options_from(const CliArgs& args, const std::string& defau
   return options;
 }
 
-std::unique_ptr<CostModel> make_cost_model_with_progress(const CostModelOptions& options) {
+std::unique_ptr<CostModel> make_cost_model_with_progress(const CostModelOptions& options, bool show_progress) {
   std::unique_ptr<CostModel> model = make_cost_model(options);
+  if (!show_progress) return model;
   if (auto* measured = dynamic_cast<MeasuredCostModel*>(model.get())) {
     bool tty = isatty(STDERR_FILENO) != 0;
     auto last = std::make_shared<Stopwatch>();
