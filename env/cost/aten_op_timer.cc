@@ -3,6 +3,7 @@
 #include <c10/core/InferenceMode.h>
 #include <torch/csrc/api/include/torch/version.h>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
@@ -75,7 +76,7 @@ at::Tensor blocked_like_conv_output(const at::Tensor& dense) {
 std::string cpu_fingerprint(int threads) {
   return "cpu=" + cpu_model_name() + "; cores=" + std::to_string(std::thread::hardware_concurrency()) +
          "; threads=" + std::to_string(threads) + "; libtorch=" + TORCH_VERSION +
-         "; onednn=" + (onednn_available() ? "1" : "0") + "; timer=aten-2";
+         "; onednn=" + (onednn_available() ? "1" : "0") + "; timer=aten-3";
 }
 
 AtenOpTimer::AtenOpTimer(int threads, TimingPolicy policy)
@@ -83,52 +84,110 @@ AtenOpTimer::AtenOpTimer(int threads, TimingPolicy policy)
 
 std::string AtenOpTimer::fingerprint() const { return cpu_fingerprint(threads_); }
 
-double AtenOpTimer::time_ms(const OpCostKey& key) {
-  set_compute_threads(threads_);
-  c10::InferenceMode guard;
-  Op op;
-  op.type = key.type;
-  op.name = "timed";
-  op.attrs = key.attrs;
-  op.outputs = key.outputs;
+namespace {
 
-  std::vector<at::Tensor> args;
-  std::vector<at::Tensor> constants;
-  for (size_t k = 0; k < key.inputs.size(); ++k) {
-    args.push_back(random_value(key.inputs[k], 1000 + k));
-    constants.push_back(key.input_is_constant(k) ? args.back() : at::Tensor());
-  }
-  PreparedOp prepared = prepare_onednn(op, constants);
-  // In a network, the input of a blocked-layout op usually comes from another
-  // such op, so it is timed already in that layout (not paying the reorder).
-  if (onednn_available() && takes_blocked_input(op.type) && !args.empty() && key.inputs[0].rank() == 4 &&
-      key.inputs[0].dtype == DType::Float32 && !key.input_is_constant(0)) {
-    bool same_shape = args.size() < 2 || key.inputs[1].shape == key.inputs[0].shape;
-    if (op.type == OpType::Conv ? prepared.packed_weight.defined() : same_shape) {
-      for (size_t k = 0; k < args.size(); ++k)
-        if (!key.input_is_constant(k) && key.inputs[k].rank() == 4) args[k] = blocked_like_conv_output(args[k]);
+// One configuration made ready to run the way the executor runs it: random
+// inputs (in oneDNN's blocked layout where the op would meet them so), conv
+// weights packed once.
+class RunnableOp {
+ public:
+  explicit RunnableOp(const OpCostKey& key) {
+    op_.type = key.type;
+    op_.name = "timed";
+    op_.attrs = key.attrs;
+    op_.outputs = key.outputs;
+    std::vector<at::Tensor> constants;
+    for (size_t k = 0; k < key.inputs.size(); ++k) {
+      args_.push_back(random_value(key.inputs[k], 1000 + k));
+      constants.push_back(key.input_is_constant(k) ? args_.back() : at::Tensor());
+    }
+    prepared_ = prepare_onednn(op_, constants);
+    // In a network, the input of a blocked-layout op usually comes from another
+    // such op, so it is timed already in that layout (not paying the reorder).
+    if (onednn_available() && takes_blocked_input(op_.type) && !args_.empty() && key.inputs[0].rank() == 4 &&
+        key.inputs[0].dtype == DType::Float32 && !key.input_is_constant(0)) {
+      // The executor runs Add and Mul in oneDNN only on two equal shapes;
+      // BatchNorm's other inputs are its per-channel parameters.
+      bool binary = op_.type == OpType::Add || op_.type == OpType::Mul;
+      bool same_shape = !binary || args_.size() < 2 || key.inputs[1].shape == key.inputs[0].shape;
+      if (op_.type == OpType::Conv ? prepared_.packed_weight.defined() : same_shape) {
+        for (size_t k = 0; k < args_.size(); ++k)
+          if (!key.input_is_constant(k) && key.inputs[k].rank() == 4) args_[k] = blocked_like_conv_output(args_[k]);
+      }
     }
   }
 
-  auto run_once = [&] {
-    std::vector<at::Tensor> outs = run_layout_aware(op, prepared, args, false);
+  void run_once() {
+    std::vector<at::Tensor> outs = run_layout_aware(op_, prepared_, args_, false);
     // A view that is not contiguous costs a copy wherever it is read next.
     for (at::Tensor& out : outs)
       if (!out.is_mkldnn() && !out.is_contiguous()) out = out.contiguous();
-  };
+  }
+
+  // Milliseconds of one run.
+  double timed_run() {
+    Stopwatch watch;
+    run_once();
+    return watch.elapsed_ms();
+  }
+
+ private:
+  Op op_;
+  std::vector<at::Tensor> args_;
+  PreparedOp prepared_;
+};
+
+bool wants_more(size_t samples, const Stopwatch& total, int min_repeats, int max_repeats, double min_total_ms) {
+  int n = static_cast<int>(samples);
+  return n < min_repeats || (total.elapsed_ms() < min_total_ms && n < max_repeats);
+}
+
+}  // namespace
+
+double AtenOpTimer::time_ms(const OpCostKey& key) {
+  set_compute_threads(threads_);
+  c10::InferenceMode guard;
   try {
-    for (int i = 0; i < policy_.warmup; ++i) run_once();
+    RunnableOp op(key);
+    for (int i = 0; i < policy_.warmup; ++i) op.run_once();
     std::vector<double> samples;
     Stopwatch total;
-    while (static_cast<int>(samples.size()) < policy_.min_repeats ||
-           (total.elapsed_ms() < policy_.min_total_ms && static_cast<int>(samples.size()) < policy_.max_repeats)) {
-      Stopwatch watch;
-      run_once();
-      samples.push_back(watch.elapsed_ms());
-    }
+    while (wants_more(samples.size(), total, policy_.min_repeats, policy_.max_repeats, policy_.min_total_ms))
+      samples.push_back(op.timed_run());
     return percentile(std::move(samples), 0.5);
   } catch (const c10::Error& e) {
     throw GraphError("timing " + key.canonical() + " failed: " + e.what_without_backtrace());
+  }
+}
+
+double AtenOpTimer::time_ratio(const OpCostKey& key, const OpCostKey& anchor) {
+  set_compute_threads(threads_);
+  c10::InferenceMode guard;
+  try {
+    RunnableOp op(key);
+    RunnableOp reference(anchor);
+    for (int i = 0; i < policy_.warmup; ++i) {
+      op.run_once();
+      reference.run_once();
+    }
+    // Each sample is one run of each, back to back, so both see the same
+    // moment of the machine; which goes first alternates, so neither is
+    // always the one that runs on the other's leftovers in the caches.
+    std::vector<double> ratios;
+    Stopwatch total;
+    while (wants_more(ratios.size(), total, policy_.ratio_min_repeats, policy_.ratio_max_repeats,
+                      policy_.ratio_min_total_ms)) {
+      bool op_first = ratios.size() % 2 == 0;
+      double first_ms = op_first ? op.timed_run() : reference.timed_run();
+      double second_ms = op_first ? reference.timed_run() : op.timed_run();
+      double op_ms = op_first ? first_ms : second_ms;
+      double reference_ms = op_first ? second_ms : first_ms;
+      ratios.push_back(op_ms / std::max(reference_ms, 1e-6));
+    }
+    return percentile(std::move(ratios), 0.5);
+  } catch (const c10::Error& e) {
+    throw GraphError("timing " + key.canonical() + " against " + anchor.canonical() +
+                     " failed: " + e.what_without_backtrace());
   }
 }
 

@@ -16,6 +16,7 @@ class AtenOpTimer : public OpTimer {
   explicit AtenOpTimer(int threads, TimingPolicy policy = {});
   std::string fingerprint() const override;
   double time_ms(const OpCostKey& key) override;
+  double time_ratio(const OpCostKey& key, const OpCostKey& anchor) override;
   int threads() const { return threads_; }
 
  private:
@@ -23,7 +24,7 @@ class AtenOpTimer : public OpTimer {
   TimingPolicy policy_;
 };
 
-// "cpu=<model>; cores=N; threads=T; libtorch=X; onednn=0|1; timer=aten-2".
+// "cpu=<model>; cores=N; threads=T; libtorch=X; onednn=0|1; timer=aten-3".
 std::string cpu_fingerprint(int threads);
 
 }  // namespace graphworld

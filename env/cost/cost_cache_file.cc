@@ -21,6 +21,7 @@ namespace graphworld {
 namespace {
 
 constexpr const char* kMagic = "graphworld-cost-cache 1";
+constexpr const char* kCostFormat = "%.9g";
 
 uint64_t fnv1a(const char* data, size_t size) { return fnv1a_64(data, size); }
 
@@ -58,6 +59,12 @@ std::string read_all(const std::string& path, bool& exists) {
 }
 
 }  // namespace
+
+double round_to_cache_precision(double ms) {
+  char number[64];
+  std::snprintf(number, sizeof(number), kCostFormat, ms);
+  return std::strtod(number, nullptr);
+}
 
 std::string default_cache_dir() {
   if (const char* dir = std::getenv("GRAPHWORLD_CACHE_DIR"); dir && *dir) return dir;
@@ -145,8 +152,9 @@ size_t CostCacheFile::merge_and_save(const CostEntries& entries) {
   std::string body = std::string(kMagic) + "\nfingerprint " + fingerprint_ + "\n";
   char number[64];
   for (const auto& [key, ms] : rows) {
-    std::snprintf(number, sizeof(number), "%.9g\t", ms);
+    std::snprintf(number, sizeof(number), kCostFormat, ms);
     body += number;
+    body += '\t';
     body += key;
     body += '\n';
   }

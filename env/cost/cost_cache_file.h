@@ -24,6 +24,11 @@ namespace graphworld {
 
 using CostEntries = std::unordered_map<std::string, double>;
 
+// `ms` as the file stores it (9 significant digits). A measurement is rounded
+// so before use, so the process that measured it and every later one that
+// reads it back price the configuration identically.
+double round_to_cache_precision(double ms);
+
 class CostCacheFile {
  public:
   CostCacheFile(std::string path, std::string fingerprint);

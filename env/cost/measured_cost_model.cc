@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "env/cost/timing_anchor.h"
 #include "env/graph/hashing.h"
 
 namespace graphworld {
@@ -42,17 +43,31 @@ void MeasuredCostModel::flush() {
 }
 
 double MeasuredCostModel::compute_ms(const OpCostKey& key) {
+  std::vector<OpCostKey>& relatives = priced_by_type_[key.type];
+  std::vector<double>& relatives_ms = priced_ms_by_type_[key.type];
   std::string canonical = key.canonical();
   auto found = known_.find(canonical);
   if (found != known_.end()) {
     ++stats_.cache_hits;
+    relatives.push_back(key);
+    relatives_ms.push_back(found->second);
     return found->second;
   }
   Stopwatch watch;
-  double ms = timer_->time_ms(key);
+  double ms = 0;
+  int anchor = nearest_anchor(key, relatives);
+  if (anchor >= 0) {
+    ms = relatives_ms[static_cast<size_t>(anchor)] * timer_->time_ratio(key, relatives[static_cast<size_t>(anchor)]);
+    ++anchored_;
+  } else {
+    ms = timer_->time_ms(key);
+  }
   measuring_ms_ += watch.elapsed_ms();
+  ms = round_to_cache_precision(ms);
   known_[canonical] = ms;
   pending_[canonical] = ms;
+  relatives.push_back(key);
+  relatives_ms.push_back(ms);
   ++stats_.measured_now;
   if (progress_) progress_(stats_.measured_now, key);
   // Long measurement runs save as they go, so an interrupted run keeps its work.

@@ -2,11 +2,18 @@
 // a persistent on-disk cache keyed by the device fingerprint (see
 // cost_cache_file.h). `measured` uses AtenOpTimer on the CPU; `cuda` uses the
 // cuDNN/cuBLAS timer.
+//
+// A configuration is timed against its nearest relative already priced in
+// this process, when it has one (timing_anchor.h), so that configurations a
+// search compares are priced consistently with each other even on a machine
+// whose speed drifts.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "common/stopwatch.h"
 #include "env/cost/cost_cache_file.h"
@@ -29,6 +36,8 @@ class MeasuredCostModel : public CostModel {
   const std::string& cache_path() const { return cache_.path(); }
   const std::string& cache_problem() const { return cache_.problem(); }
   double measuring_s() const { return measuring_ms_ / 1000.0; }  // time spent timing ops
+  // Of the configurations measured now, how many were timed against an anchor.
+  int64_t anchored_measurements() const { return anchored_; }
   // Called after each new measurement with the count so far (for progress).
   void set_progress(std::function<void(int64_t measured, const OpCostKey&)> callback) { progress_ = std::move(callback); }
 
@@ -43,6 +52,10 @@ class MeasuredCostModel : public CostModel {
   CostEntries pending_;  // measured, not yet written
   Stopwatch since_flush_;
   double measuring_ms_ = 0;
+  int64_t anchored_ = 0;
+  // Every configuration priced by this process, by op type: the anchors.
+  std::unordered_map<OpType, std::vector<OpCostKey>> priced_by_type_;
+  std::unordered_map<OpType, std::vector<double>> priced_ms_by_type_;
   std::function<void(int64_t, const OpCostKey&)> progress_;
 };
 

@@ -4,12 +4,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "env/cost/aten_op_timer.h"
 #include "env/cost/graph_cost.h"
+#include "env/ops/graph_builder.h"
 #include "env/zoo/zoo.h"
 #include "tests/cost/cost_test_graphs.h"
 #include "tests/support/test_env.h"
@@ -24,6 +26,9 @@ TimingPolicy quick_policy() {
   policy.min_repeats = 3;
   policy.max_repeats = 3;
   policy.min_total_ms = 0;
+  policy.ratio_min_repeats = 3;
+  policy.ratio_max_repeats = 3;
+  policy.ratio_min_total_ms = 0;
   return policy;
 }
 
@@ -68,6 +73,30 @@ TEST(MeasuredCost, MissesMeasureThenHitsComeFromTheDiskCache) {
   Graph other = testing::small_conv_graph();
   graph_cost(other, *again);
   EXPECT_GT(again->stats().measured_now, 0);
+}
+
+// small_conv_graph's conv with a bias and no Relu after it: the shape of a
+// conv after a BatchNorm fold.
+Graph small_conv_with_bias_graph() {
+  GraphBuilder b(7);
+  TensorRef x = b.input("x", {1, 8, 16, 16});
+  TensorRef w = b.random_weight({16, 8, 3, 3}, -1, 1, "w");
+  TensorRef bias = b.random_weight({16}, -1, 1, "bias");
+  TensorRef y = b.add1(OpType::Conv, {x, w, bias}, {{AttrKey::Pads, std::vector<int64_t>{1, 1, 1, 1}}}, "conv");
+  b.output(y, "y");
+  return b.finish();
+}
+
+TEST(MeasuredCost, ARelativeOfAPricedConfigurationIsTimedAgainstIt) {
+  std::string dir = testing::scratch_dir() + "/anchored";
+  auto model = measured_model(dir);
+  graph_cost(testing::small_conv_graph(), *model);  // the conv and the Relu: nothing to anchor on yet
+  EXPECT_EQ(model->anchored_measurements(), 0);
+  GraphCost with_bias = graph_cost(small_conv_with_bias_graph(), *model);
+  EXPECT_EQ(model->stats().measured_now, 3);
+  EXPECT_EQ(model->anchored_measurements(), 1);  // the biased conv, against the plain one
+  EXPECT_TRUE(std::isfinite(with_bias.total_ms));
+  EXPECT_GT(with_bias.total_ms, 0);
 }
 
 TEST(MeasuredCost, AThreadCountChangeIsADifferentCache) {
