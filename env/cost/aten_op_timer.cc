@@ -32,25 +32,6 @@ std::string cpu_model_name() {
   return "unknown";
 }
 
-// Ops the executor runs in oneDNN's blocked layout when their input already is.
-bool takes_blocked_input(OpType type) {
-  switch (type) {
-    case OpType::Conv:
-    case OpType::Relu:
-    case OpType::Sigmoid:
-    case OpType::Tanh:
-    case OpType::Add:
-    case OpType::Mul:
-    case OpType::BatchNorm:
-    case OpType::MaxPool:
-    case OpType::AvgPool:
-    case OpType::GlobalAvgPool:
-      return true;
-    default:
-      return false;
-  }
-}
-
 at::Tensor random_value(const TensorInfo& info, uint64_t seed) {
   auto data = std::make_shared<TensorData>(info.dtype, info.shape);
   if (info.dtype == DType::Float32) {
@@ -102,23 +83,19 @@ class RunnableOp {
       constants.push_back(key.input_is_constant(k) ? args_.back() : at::Tensor());
     }
     prepared_ = prepare_onednn(op_, constants);
-    // In a network, the input of a blocked-layout op usually comes from another
-    // such op, so it is timed already in that layout (not paying the reorder).
-    if (onednn_available() && takes_blocked_input(op_.type) && !args_.empty() && key.inputs[0].rank() == 4 &&
-        key.inputs[0].dtype == DType::Float32 && !key.input_is_constant(0)) {
-      // The executor runs Add and Mul in oneDNN only on two equal shapes;
-      // BatchNorm's other inputs are its per-channel parameters.
-      bool binary = op_.type == OpType::Add || op_.type == OpType::Mul;
-      bool same_shape = !binary || args_.size() < 2 || key.inputs[1].shape == key.inputs[0].shape;
-      if (op_.type == OpType::Conv ? prepared_.packed_weight.defined() : same_shape) {
-        for (size_t k = 0; k < args_.size(); ++k)
-          if (!key.input_is_constant(k) && key.inputs[k].rank() == 4) args_[k] = blocked_like_conv_output(args_[k]);
-      }
-    }
+    // Inputs arrive in the layout the key says (the executor's, see
+    // blocked_layout.h): an op that keeps the blocked layout is timed without
+    // a reorder, one that cannot pays for converting, as in the network.
+    for (size_t k = 0; k < args_.size(); ++k)
+      if (key.input_is_blocked(k) && key.inputs[k].rank() == 4 && key.inputs[k].dtype == DType::Float32)
+        args_[k] = blocked_like_conv_output(args_[k]);
   }
 
   void run_once() {
-    std::vector<at::Tensor> outs = run_layout_aware(op_, prepared_, args_, false);
+    // A fresh copy of the argument list each run: run_layout_aware replaces
+    // entries with their conversions, which every run must pay for again.
+    std::vector<at::Tensor> args = args_;
+    std::vector<at::Tensor> outs = run_layout_aware(op_, prepared_, args, false);
     // A view that is not contiguous costs a copy wherever it is read next.
     for (at::Tensor& out : outs)
       if (!out.is_mkldnn() && !out.is_contiguous()) out = out.contiguous();

@@ -4,14 +4,14 @@ namespace graphworld {
 
 CostModel::~CostModel() = default;
 
-double CostModel::op_cost_ms(const Graph& graph, OpId id, uint64_t constant_inputs) {
+double CostModel::op_cost_ms(const Graph& graph, OpId id, uint64_t constant_inputs, uint64_t blocked_inputs) {
   const Op& op = graph.op(id);
-  uint64_t hash = op_cost_hash(graph, op, constant_inputs);
+  uint64_t hash = op_cost_hash(graph, op, constant_inputs, blocked_inputs);
   auto found = memo_.find(hash);
   if (found != memo_.end())
     for (const Entry& entry : found->second)
-      if (key_matches(entry.key, graph, op, constant_inputs)) return entry.ms;
-  OpCostKey key = make_op_cost_key(graph, id, constant_inputs);
+      if (key_matches(entry.key, graph, op, constant_inputs, blocked_inputs)) return entry.ms;
+  OpCostKey key = make_op_cost_key(graph, id, constant_inputs, blocked_inputs);
   double ms = compute_ms(key);
   memo_[hash].push_back({std::move(key), ms});
   ++memo_size_;

@@ -32,8 +32,9 @@ class CostModel {
   // Persists new measurements (measured models); a no-op for the others.
   virtual void flush() {}
 
-  // Cost of op `op` of `graph` whose constant inputs are `constant_inputs`.
-  double op_cost_ms(const Graph& graph, OpId op, uint64_t constant_inputs);
+  // Cost of op `op` of `graph` whose constant inputs are `constant_inputs`
+  // and whose inputs in oneDNN's blocked layout are `blocked_inputs` (bit masks).
+  double op_cost_ms(const Graph& graph, OpId op, uint64_t constant_inputs, uint64_t blocked_inputs);
   double key_cost_ms(const OpCostKey& key);
   const Stats& stats() const { return stats_; }
   size_t distinct_configurations() const { return memo_size_; }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "env/ops/blocked_layout.h"
+
 namespace graphworld {
 namespace {
 
@@ -67,7 +69,7 @@ bool is_metadata_only(const Graph& graph, const Op& op) {
 
 OpClasses classify_ops(const Graph& graph) {
   size_t n = graph.num_ops();
-  OpClasses classes{std::vector<uint8_t>(n, 0), std::vector<uint8_t>(n, 0)};
+  OpClasses classes{std::vector<uint8_t>(n, 0), std::vector<uint8_t>(n, 0), std::vector<uint8_t>(n, 0)};
   std::vector<OpId> order;
   bool by_id = ids_are_topological(graph);
   if (!by_id) order = graph.topological_order();
@@ -79,6 +81,9 @@ OpClasses classify_ops(const Graph& graph) {
       bool all = true;
       for (const TensorRef& ref : op.inputs) all = all && classes.constant[ref.op];
       classes.constant[id] = all;
+      // Constants are folded into plain tensors before the first run.
+      classes.blocked[id] = !all && output_is_blocked(graph, op, constant_input_mask(graph, id, classes.constant),
+                                                      blocked_input_mask(op, classes.blocked));
     }
   };
   if (by_id) {
@@ -110,7 +115,8 @@ std::vector<OpCostKey> priced_op_keys(const Graph& graph) {
   for (size_t i = 0; i < graph.num_ops(); ++i) {
     OpId id = static_cast<OpId>(i);
     if (!is_free_op(graph, id, classes.constant, classes.live))
-      keys.push_back(make_op_cost_key(graph, id, constant_input_mask(graph, id, classes.constant)));
+      keys.push_back(make_op_cost_key(graph, id, constant_input_mask(graph, id, classes.constant),
+                                      blocked_input_mask(graph.op(id), classes.blocked)));
   }
   return keys;
 }
@@ -126,13 +132,24 @@ GraphCost graph_cost(const Graph& graph, CostModel& model) {
 
 double CostTracker::price(const Graph& graph, OpId id) {
   if (is_free_op(graph, id, constant_, live_)) return 0;
-  return model_->op_cost_ms(graph, id, constant_input_mask(graph, id, constant_));
+  return model_->op_cost_ms(graph, id, constant_input_mask(graph, id, constant_),
+                            blocked_input_mask(graph.op(id), blocked_));
+}
+
+bool CostTracker::settle_blocked(const Graph& graph, OpId id) {
+  const Op& op = graph.op(id);
+  bool blocked = !op.is_leaf() && !constant_[id] &&
+                 output_is_blocked(graph, op, constant_input_mask(graph, id, constant_), blocked_input_mask(op, blocked_));
+  bool changed = blocked_[id] != static_cast<uint8_t>(blocked);
+  blocked_[id] = blocked;
+  return changed;
 }
 
 double CostTracker::reset(const Graph& graph) {
   OpClasses classes = classify_ops(graph);
   constant_ = std::move(classes.constant);
   live_ = std::move(classes.live);
+  blocked_ = std::move(classes.blocked);
   op_ms_.assign(graph.num_ops(), 0.0);
   total_ms_ = 0;
   for (size_t i = 0; i < graph.num_ops(); ++i) {
@@ -149,15 +166,20 @@ double CostTracker::update(const Graph& graph, std::span<const OpId> removed, st
     op_ms_.resize(n, 0.0);
     constant_.resize(n, 0);
     live_.resize(n, 0);
+    blocked_.resize(n, 0);
   }
   for (OpId id : removed) {
     total_ms_ -= op_ms_.at(static_cast<size_t>(id));
     op_ms_[id] = 0;
     live_[id] = 0;
     constant_[id] = 0;
+    blocked_[id] = 0;
   }
   // Changed ops may feed each other (new ops are appended, rewired survivors
-  // have smaller ids), so their constness is settled inputs-first.
+  // have smaller ids), so their constness and layout are settled inputs-first.
+  // A rewired survivor whose layout changed is remembered: its readers may be
+  // outside `changed`.
+  std::vector<OpId> layout_changed;
   std::vector<uint8_t> state(changed.size(), 0);  // 0 pending, 1 visiting, 2 done
   auto index_of = [&](OpId id) -> ptrdiff_t {
     auto it = std::find(changed.begin(), changed.end(), id);
@@ -181,13 +203,29 @@ double CostTracker::update(const Graph& graph, std::span<const OpId> removed, st
       for (const TensorRef& ref : op.inputs) all = all && constant_[ref.op];
       constant_[id] = all;
     }
+    if (settle_blocked(graph, id) && static_cast<size_t>(id) < previous) layout_changed.push_back(id);
     // New ops are live; survivors keep their state (a rewired op that was
     // already dead stays dead).
     if (static_cast<size_t>(id) >= previous) live_[id] = 1;
     state[k] = 2;
   };
   for (size_t k = 0; k < changed.size(); ++k) settle(settle, k);
-  for (OpId id : changed) {
+  std::vector<OpId> reprice(changed.begin(), changed.end());
+  if (!layout_changed.empty()) {
+    // Rare (a rewired Relu that now reads a Concat instead of a conv, say),
+    // so the reader lists are built only here.
+    auto consumers = graph.consumers();
+    while (!layout_changed.empty()) {
+      OpId id = layout_changed.back();
+      layout_changed.pop_back();
+      for (const auto& uses : consumers[static_cast<size_t>(id)])
+        for (const TensorUse& use : uses) {
+          if (std::find(reprice.begin(), reprice.end(), use.op) == reprice.end()) reprice.push_back(use.op);
+          if (settle_blocked(graph, use.op)) layout_changed.push_back(use.op);
+        }
+    }
+  }
+  for (OpId id : reprice) {
     total_ms_ -= op_ms_[id];
     op_ms_[id] = price(graph, id);
     total_ms_ += op_ms_[id];

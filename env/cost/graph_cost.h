@@ -21,6 +21,7 @@ namespace graphworld {
 struct OpClasses {
   std::vector<uint8_t> constant;  // weight, or every input constant
   std::vector<uint8_t> live;      // some graph output depends on it
+  std::vector<uint8_t> blocked;   // the executor leaves its output in oneDNN's blocked layout
 };
 OpClasses classify_ops(const Graph& graph);
 
@@ -47,7 +48,9 @@ GraphCost graph_cost(const Graph& graph, CostModel& model);
 // ids are no longer used by any live op) and appends new ops; ops whose inputs
 // were rewired are "changed" too. update() subtracts what removed and changed
 // ops cost before and adds what changed ops cost now. New ops are live;
-// existing ops keep their liveness (removed ops are dead for good).
+// existing ops keep their liveness (removed ops are dead for good). When a
+// rewired op's output layout changes (env/ops/blocked_layout.h), its readers
+// are re-priced too, and theirs in turn while layouts keep changing.
 class CostTracker {
  public:
   explicit CostTracker(CostModel& model) : model_(&model) {}
@@ -64,10 +67,12 @@ class CostTracker {
 
  private:
   double price(const Graph& graph, OpId id);
+  bool settle_blocked(const Graph& graph, OpId id);  // recomputes blocked_[id]; true when it changed
   CostModel* model_;
   std::vector<double> op_ms_;
   std::vector<uint8_t> constant_;
   std::vector<uint8_t> live_;
+  std::vector<uint8_t> blocked_;
   double total_ms_ = 0;
 };
 

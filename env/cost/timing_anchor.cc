@@ -41,7 +41,8 @@ double anchor_distance(const OpCostKey& a, const OpCostKey& b) {
     if (a.outputs[k].rank() != b.outputs[k].rank()) return kInfinity;
     distance += size_distance(a.outputs[k], b.outputs[k]);
   }
-  return distance + 0.5 * differing_parameters(a.attrs, b.attrs);
+  int differing_layouts = __builtin_popcountll(a.blocked_inputs ^ b.blocked_inputs);
+  return distance + 0.5 * (differing_parameters(a.attrs, b.attrs) + differing_layouts);
 }
 
 int nearest_anchor(const OpCostKey& key, const std::vector<OpCostKey>& candidates) {

@@ -21,7 +21,8 @@ namespace graphworld {
 // other: they must share the op type, the dtype and rank of every shared input
 // position, and which inputs are constant. Otherwise the distance sums
 // |ln(size ratio)| over inputs and outputs, plus 0.5 for each input only one
-// has (a bias) and 0.5 for each differing parameter.
+// has (a bias), 0.5 for each differing parameter and 0.5 for each input that
+// arrives in a different layout.
 double anchor_distance(const OpCostKey& a, const OpCostKey& b);
 
 // Configurations further apart than this are timed on their own: a ratio

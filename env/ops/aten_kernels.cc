@@ -131,12 +131,6 @@ at::Tensor pad(const Op& op, const at::Tensor& x) {
 
 }  // namespace
 
-bool symmetric_pads(const std::vector<int64_t>& pads) { return pads[0] == pads[2] && pads[1] == pads[3]; }
-
-bool pool_pads_supported(const std::vector<int64_t>& pads, const std::vector<int64_t>& kernel) {
-  return symmetric_pads(pads) && pads[0] * 2 <= kernel[0] && pads[1] * 2 <= kernel[1];
-}
-
 at::Tensor apply_activation(at::Tensor t, const Op& op) {
   switch (static_cast<Activation>(op.attrs.get_int(AttrKey::Activation, 0))) {
     case Activation::None: return t;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "env/graph/graph.h"
+#include "env/ops/blocked_layout.h"  // symmetric_pads, pool_pads_supported
 
 namespace graphworld {
 
@@ -18,11 +19,6 @@ std::vector<at::Tensor> run_aten_op(const Op& op, const std::vector<at::Tensor>&
 
 // Applies an op's fused activation (AttrKey::Activation) to `t` in place.
 at::Tensor apply_activation(at::Tensor t, const Op& op);
-
-// True when ONNX 2-D pads [top,left,bottom,right] are symmetric and at most
-// half the kernel, the only padding ATen's pool kernels take directly.
-bool pool_pads_supported(const std::vector<int64_t>& pads, const std::vector<int64_t>& kernel);
-bool symmetric_pads(const std::vector<int64_t>& pads);
 
 // The value of a Weight op: its data wrapped without copying, or its
 // seeded-random values.

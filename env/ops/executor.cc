@@ -32,6 +32,7 @@ int set_compute_threads(int threads) {
 
 struct Executor::Plan {
   struct Step {
+    OpId id;
     const Op* op;
     PreparedOp prepared;  // oneDNN-packed weights, for convolutions
     std::vector<int> input_slots;
@@ -41,7 +42,9 @@ struct Executor::Plan {
   };
   Graph graph;  // own copy: the plan points into its ops
   int threads = 1;
-  std::vector<at::Tensor> slots;
+  std::vector<at::Tensor> slots;         // each value in the layout its producer left it in
+  std::vector<at::Tensor> other_layout;  // per slot: its conversion to the other layout, once a reader made one
+  std::vector<uint8_t> blocked_output;   // per OpId: the last run left output 0 blocked
   std::vector<int> input_slots;     // per graph input
   std::vector<int> output_slots;    // per graph output
   std::vector<bool> persistent;     // weights and folded constants stay across runs
@@ -67,6 +70,8 @@ Executor::Executor(const Graph& graph, ExecutorOptions options) : plan_(std::mak
     count += static_cast<int>(g.op(static_cast<OpId>(i)).outputs.size());
   }
   p.slots.resize(count);
+  p.other_layout.resize(count);
+  p.blocked_output.assign(g.num_ops(), 0);
   p.persistent.assign(count, false);
   auto slot_of = [&](TensorRef ref) { return first_slot[ref.op] + ref.index; };
 
@@ -87,7 +92,7 @@ Executor::Executor(const Graph& graph, ExecutorOptions options) : plan_(std::mak
     }
     bool all_constant = true;
     for (const TensorRef& ref : op.inputs) all_constant = all_constant && constant[ref.op];
-    Plan::Step step{&op, {}, {}, {}, {}};
+    Plan::Step step{id, &op, {}, {}, {}, {}};
     for (const TensorRef& ref : op.inputs) step.input_slots.push_back(slot_of(ref));
     for (size_t k = 0; k < op.outputs.size(); ++k) step.output_slots.push_back(first_slot[id] + static_cast<int>(k));
     if (all_constant) {
@@ -140,6 +145,8 @@ Executor::~Executor() = default;
 
 int Executor::threads() const { return plan_->threads; }
 
+const std::vector<uint8_t>& Executor::blocked_outputs() const { return plan_->blocked_output; }
+
 void Executor::set_profiling(bool on) {
   plan_->profiling = on;
   plan_->op_time.fill({});
@@ -179,28 +186,46 @@ void Executor::run_for_timing() {
   if (p.last_inputs.empty() && !p.input_slots.empty()) p.last_inputs = random_inputs(p.graph, 1);
   set_compute_threads(p.threads);
   c10::InferenceMode guard;
-  for (size_t k = 0; k < p.input_slots.size(); ++k) p.slots[p.input_slots[k]] = to_aten(p.last_inputs[k]);
+  for (size_t k = 0; k < p.input_slots.size(); ++k) {
+    p.slots[p.input_slots[k]] = to_aten(p.last_inputs[k]);
+    p.other_layout[p.input_slots[k]] = at::Tensor();
+  }
   std::vector<at::Tensor> args;
+  std::vector<at::Tensor> others;
   for (const Plan::Step& step : p.steps) {
     args.clear();
-    for (int s : step.input_slots) args.push_back(p.slots[s]);
+    others.clear();
+    for (int s : step.input_slots) {
+      args.push_back(p.slots[s]);
+      others.push_back(p.other_layout[s]);
+    }
     std::vector<at::Tensor> outs;
     Stopwatch watch;
     try {
-      outs = run_layout_aware(*step.op, step.prepared, args, step.first_input_dies);
+      outs = run_layout_aware(*step.op, step.prepared, args, step.first_input_dies, &others);
       if (p.profiling) {
         auto& entry = p.op_time[static_cast<size_t>(step.op->type)];
         entry.total_ms += watch.elapsed_ms();
         ++entry.calls;
       }
-      // Keep layout conversions so later readers of the same value reuse them.
-      for (size_t k = 0; k < args.size(); ++k) p.slots[step.input_slots[k]] = args[k];
+      // Keep layout conversions so later readers of the same value reuse
+      // them; the slot itself keeps the producer's layout, so what a reader
+      // gets does not depend on which reader ran first.
+      for (size_t k = 0; k < others.size(); ++k)
+        if (others[k].defined()) p.other_layout[step.input_slots[k]] = others[k];
     } catch (const c10::Error& e) {
       throw GraphError("executing " + std::string(op_type_name(step.op->type)) + " '" + step.op->name +
                        "' failed: " + e.what_without_backtrace());
     }
-    for (size_t k = 0; k < outs.size(); ++k) p.slots[step.output_slots[k]] = std::move(outs[k]);
-    for (int s : step.release_after) p.slots[s] = at::Tensor();
+    if (!outs.empty()) p.blocked_output[static_cast<size_t>(step.id)] = outs[0].is_mkldnn();
+    for (size_t k = 0; k < outs.size(); ++k) {
+      p.slots[step.output_slots[k]] = std::move(outs[k]);
+      p.other_layout[step.output_slots[k]] = at::Tensor();
+    }
+    for (int s : step.release_after) {
+      p.slots[s] = at::Tensor();
+      p.other_layout[s] = at::Tensor();
+    }
   }
   for (int s : p.output_slots)
     if (p.slots[s].is_mkldnn()) p.slots[s] = p.slots[s].to_dense();

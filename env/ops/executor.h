@@ -36,6 +36,11 @@ class Executor {
 
   int threads() const;
 
+  // Per OpId: 1 when the last run left the op's first output in oneDNN's
+  // blocked layout; 0 for ops that did not run (leaves, folded constants,
+  // dead ops). env/ops/blocked_layout.h predicts this from the graph.
+  const std::vector<uint8_t>& blocked_outputs() const;
+
   // Per-op-type time accumulated by runs while profiling is on (each op is
   // timed separately, which adds a little overhead).
   struct OpTypeTime {

@@ -7,17 +7,28 @@
 namespace graphworld {
 namespace {
 
-// Pools run in oneDNN only with padding ATen's pool kernels accept directly.
-bool simple_pool(const Op& op) {
-  auto kernel = op.attrs.get_ints(AttrKey::KernelShape, {1, 1});
-  auto pads = op.attrs.get_ints(AttrKey::Pads, {0, 0, 0, 0});
-  auto dil = op.attrs.get_ints(AttrKey::Dilations, {1, 1});
-  return pool_pads_supported(pads, kernel) && dil == std::vector<int64_t>{1, 1};
+// Converts args[k] to the blocked layout (or, below, to plain), reusing the
+// conversion a previous reader of the same value left in `other_layouts`.
+at::Tensor& as_onednn(std::vector<at::Tensor>& args, size_t k, std::vector<at::Tensor>* other_layouts) {
+  at::Tensor& t = args[k];
+  if (t.is_mkldnn()) return t;
+  at::Tensor* cached = other_layouts ? &(*other_layouts)[k] : nullptr;
+  if (cached && cached->defined() && cached->is_mkldnn()) return t = *cached;
+  t = t.contiguous().to_mkldnn();
+  if (cached) *cached = t;
+  return t;
 }
 
-at::Tensor& as_onednn(at::Tensor& t) {
-  if (!t.is_mkldnn()) t = t.contiguous().to_mkldnn();
-  return t;
+void as_plain(std::vector<at::Tensor>& args, size_t k, std::vector<at::Tensor>* other_layouts) {
+  at::Tensor& t = args[k];
+  if (!t.defined() || !t.is_mkldnn()) return;
+  at::Tensor* cached = other_layouts ? &(*other_layouts)[k] : nullptr;
+  if (cached && cached->defined() && !cached->is_mkldnn()) {
+    t = *cached;
+    return;
+  }
+  t = t.to_dense();
+  if (cached) *cached = t;
 }
 
 }  // namespace
@@ -39,7 +50,7 @@ PreparedOp prepare_onednn(const Op& op, const std::vector<at::Tensor>& constant_
 }
 
 std::vector<at::Tensor> run_layout_aware(const Op& op, const PreparedOp& prepared, std::vector<at::Tensor>& args,
-                                         bool first_input_dies) {
+                                         bool first_input_dies, std::vector<at::Tensor>* other_layouts) {
   bool first_blocked = !args.empty() && args[0].is_mkldnn();
   // In place only on tensors this op owns outright (not views of graph inputs or weights).
   bool in_place = first_input_dies && first_blocked;
@@ -49,7 +60,7 @@ std::vector<at::Tensor> run_layout_aware(const Op& op, const PreparedOp& prepare
         auto pads = op.attrs.get_ints(AttrKey::Pads, {0, 0, 0, 0});
         c10::optional<at::Tensor> bias;
         if (prepared.bias.defined()) bias = prepared.bias;
-        at::Tensor out = at::mkldnn_convolution(as_onednn(args[0]), prepared.packed_weight, bias, {pads[0], pads[1]},
+        at::Tensor out = at::mkldnn_convolution(as_onednn(args, 0, other_layouts), prepared.packed_weight, bias, {pads[0], pads[1]},
                                                 op.attrs.get_ints(AttrKey::Strides, {1, 1}),
                                                 op.attrs.get_ints(AttrKey::Dilations, {1, 1}),
                                                 op.attrs.get_int(AttrKey::Group, 1));
@@ -69,8 +80,8 @@ std::vector<at::Tensor> run_layout_aware(const Op& op, const PreparedOp& prepare
     case OpType::Mul:
       // oneDNN's add/mul do not broadcast.
       if ((args[0].is_mkldnn() || args[1].is_mkldnn()) && args[0].sizes() == args[1].sizes()) {
-        as_onednn(args[0]);
-        as_onednn(args[1]);
+        as_onednn(args, 0, other_layouts);
+        as_onednn(args, 1, other_layouts);
         return {op.type == OpType::Add ? at::add(args[0], args[1]) : at::mul(args[0], args[1])};
       }
       break;
@@ -81,7 +92,7 @@ std::vector<at::Tensor> run_layout_aware(const Op& op, const PreparedOp& prepare
       break;
     case OpType::MaxPool:
     case OpType::AvgPool:
-      if (first_blocked && simple_pool(op)) {
+      if (first_blocked && pool_runs_in_onednn(op)) {
         auto kernel = op.attrs.require_ints(AttrKey::KernelShape);
         auto strides = op.attrs.get_ints(AttrKey::Strides, {1, 1});
         auto pads = op.attrs.get_ints(AttrKey::Pads, {0, 0, 0, 0});
@@ -97,8 +108,7 @@ std::vector<at::Tensor> run_layout_aware(const Op& op, const PreparedOp& prepare
     default:
       break;
   }
-  for (at::Tensor& a : args)
-    if (a.defined() && a.is_mkldnn()) a = a.to_dense();
+  for (size_t k = 0; k < args.size(); ++k) as_plain(args, k, other_layouts);
   return run_aten_op(op, args);
 }
 

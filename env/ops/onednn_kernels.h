@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "env/graph/graph.h"
+#include "env/ops/blocked_layout.h"  // onednn_available; the same decisions ahead of time
 
 namespace graphworld {
 
@@ -27,14 +28,16 @@ struct PreparedOp {
 // padding are prepared; everything else runs as before.
 PreparedOp prepare_onednn(const Op& op, const std::vector<at::Tensor>& constant_inputs);
 
-// Runs `op`, keeping or converting layouts as described above. May replace
-// entries of `args` with converted tensors so the caller can reuse them.
+// Runs `op`, keeping or converting layouts as described above; the layout of
+// the output follows from the op and its inputs' layouts alone
+// (blocked_layout.h). May replace entries of `args` with converted tensors.
 // `first_input_dies`: nothing reads args[0] after this op, so unary
 // activations may overwrite it instead of allocating.
+// `other_layouts` (optional, one entry per arg): a conversion of each input
+// that an earlier reader made, used instead of converting again, and filled
+// in with the conversions made here, for later readers.
 std::vector<at::Tensor> run_layout_aware(const Op& op, const PreparedOp& prepared, std::vector<at::Tensor>& args,
-                                         bool first_input_dies = false);
-
-// oneDNN is compiled into this LibTorch and enabled.
-bool onednn_available();
+                                         bool first_input_dies = false,
+                                         std::vector<at::Tensor>* other_layouts = nullptr);
 
 }  // namespace graphworld

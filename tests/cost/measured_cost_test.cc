@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <random>
 #include <fstream>
 #include <sstream>
 
@@ -97,6 +98,30 @@ TEST(MeasuredCost, ARelativeOfAPricedConfigurationIsTimedAgainstIt) {
   EXPECT_EQ(model->anchored_measurements(), 1);  // the biased conv, against the plain one
   EXPECT_TRUE(std::isfinite(with_bias.total_ms));
   EXPECT_GT(with_bias.total_ms, 0);
+}
+
+// The measured model prices layouts (a rewired Relu that now reads a plain
+// value costs differently, and so do its readers), so incremental updates must
+// follow layout changes past the rewired ops.
+TEST(MeasuredCost, IncrementalPricesFollowLayoutChanges) {
+  std::string dir = testing::scratch_dir() + "/incremental";
+  auto model = measured_model(dir);
+  std::mt19937_64 rng(11);
+  for (const char* name : {"resnet18", "squeezenet1.1"}) {
+    Graph g = build_zoo_model(name);
+    CostTracker tracker(*model);
+    tracker.reset(g);
+    int applied = 0;
+    for (int attempt = 0; attempt < 400 && applied < 40; ++attempt) {
+      testing::TestRewrite rewrite;
+      if (!testing::random_rewrite(g, rng, rewrite)) continue;
+      ++applied;
+      double incremental = tracker.update(g, rewrite.removed, rewrite.changed);
+      double full = CostTracker(*model).reset(g);
+      ASSERT_NEAR(incremental, full, 1e-9 * full) << name << " after " << applied << " rewrites";
+    }
+    EXPECT_GE(applied, 20) << name;
+  }
 }
 
 TEST(MeasuredCost, AThreadCountChangeIsADifferentCache) {
