@@ -95,7 +95,10 @@ class RunnableOp {
     // A fresh copy of the argument list each run: run_layout_aware replaces
     // entries with their conversions, which every run must pay for again.
     std::vector<at::Tensor> args = args_;
-    std::vector<at::Tensor> outs = run_layout_aware(op_, prepared_, args, false);
+    // As in a network where nothing else reads the input: a Relu, Sigmoid or
+    // Tanh on a blocked input overwrites it (the values stay finite however
+    // often it is applied).
+    std::vector<at::Tensor> outs = run_layout_aware(op_, prepared_, args, /*first_input_dies=*/true);
     // A view that is not contiguous costs a copy wherever it is read next.
     for (at::Tensor& out : outs)
       if (!out.is_mkldnn() && !out.is_contiguous()) out = out.contiguous();

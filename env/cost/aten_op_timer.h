@@ -1,7 +1,8 @@
 // Times op configurations with ATen on this CPU, the way the executor runs
-// them: convolutions on weights packed once for oneDNN, 4-D activations kept
-// in oneDNN's blocked layout through the ops that accept it, views that move
-// data materialised.
+// them: convolutions on weights packed once for oneDNN, each input in the
+// layout the key names (oneDNN's blocked layout or plain), conversions paid
+// where the executor makes them, views that move data materialised, unary
+// activations in place (their input usually has no other reader).
 #pragma once
 
 #include <memory>
@@ -16,7 +17,9 @@ class AtenOpTimer : public OpTimer {
   explicit AtenOpTimer(int threads, TimingPolicy policy = {});
   std::string fingerprint() const override;
   double time_ms(const OpCostKey& key) override;
+  bool times_ratios() const override { return true; }
   double time_ratio(const OpCostKey& key, const OpCostKey& anchor) override;
+  bool times_layouts() const override { return true; }
   int threads() const { return threads_; }
 
  private:

@@ -5,6 +5,7 @@ namespace graphworld {
 CostModel::~CostModel() = default;
 
 double CostModel::op_cost_ms(const Graph& graph, OpId id, uint64_t constant_inputs, uint64_t blocked_inputs) {
+  if (!prices_layouts()) blocked_inputs = 0;
   const Op& op = graph.op(id);
   uint64_t hash = op_cost_hash(graph, op, constant_inputs, blocked_inputs);
   auto found = memo_.find(hash);

@@ -31,6 +31,11 @@ class CostModel {
   virtual std::string description() const = 0;
   // Persists new measurements (measured models); a no-op for the others.
   virtual void flush() {}
+  // True when the price depends on which inputs arrive in oneDNN's blocked
+  // layout (the CPU timer). For other models the layout is left out of the
+  // key, so one configuration is not priced twice, and views are free
+  // whatever their input's layout (CostTracker).
+  virtual bool prices_layouts() const { return false; }
 
   // Cost of op `op` of `graph` whose constant inputs are `constant_inputs`
   // and whose inputs in oneDNN's blocked layout are `blocked_inputs` (bit masks).

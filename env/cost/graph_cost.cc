@@ -104,17 +104,22 @@ OpClasses classify_ops(const Graph& graph) {
   return classes;
 }
 
-bool is_free_op(const Graph& graph, OpId id, const std::vector<uint8_t>& constant, const std::vector<uint8_t>& live) {
+bool is_free_op(const Graph& graph, OpId id, const std::vector<uint8_t>& constant, const std::vector<uint8_t>& live,
+                const std::vector<uint8_t>& blocked) {
   const Op& op = graph.op(id);
-  return op.is_leaf() || constant[id] || !live[id] || is_metadata_only(graph, op);
+  if (op.is_leaf() || constant[id] || !live[id]) return true;
+  // A view of a blocked value is a conversion to plain NCHW in the executor
+  // (say, the Split after two merged convs).
+  return is_metadata_only(graph, op) && blocked_input_mask(op, blocked) == 0;
 }
 
-std::vector<OpCostKey> priced_op_keys(const Graph& graph) {
+std::vector<OpCostKey> priced_op_keys(const Graph& graph, bool with_layouts) {
   OpClasses classes = classify_ops(graph);
+  if (!with_layouts) std::fill(classes.blocked.begin(), classes.blocked.end(), 0);
   std::vector<OpCostKey> keys;
   for (size_t i = 0; i < graph.num_ops(); ++i) {
     OpId id = static_cast<OpId>(i);
-    if (!is_free_op(graph, id, classes.constant, classes.live))
+    if (!is_free_op(graph, id, classes.constant, classes.live, classes.blocked))
       keys.push_back(make_op_cost_key(graph, id, constant_input_mask(graph, id, classes.constant),
                                       blocked_input_mask(graph.op(id), classes.blocked)));
   }
@@ -131,12 +136,13 @@ GraphCost graph_cost(const Graph& graph, CostModel& model) {
 }
 
 double CostTracker::price(const Graph& graph, OpId id) {
-  if (is_free_op(graph, id, constant_, live_)) return 0;
+  if (is_free_op(graph, id, constant_, live_, blocked_)) return 0;
   return model_->op_cost_ms(graph, id, constant_input_mask(graph, id, constant_),
                             blocked_input_mask(graph.op(id), blocked_));
 }
 
 bool CostTracker::settle_blocked(const Graph& graph, OpId id) {
+  if (!layouts_) return false;
   const Op& op = graph.op(id);
   bool blocked = !op.is_leaf() && !constant_[id] &&
                  output_is_blocked(graph, op, constant_input_mask(graph, id, constant_), blocked_input_mask(op, blocked_));
@@ -150,6 +156,7 @@ double CostTracker::reset(const Graph& graph) {
   constant_ = std::move(classes.constant);
   live_ = std::move(classes.live);
   blocked_ = std::move(classes.blocked);
+  if (!layouts_) std::fill(blocked_.begin(), blocked_.end(), 0);
   op_ms_.assign(graph.num_ops(), 0.0);
   total_ms_ = 0;
   for (size_t i = 0; i < graph.num_ops(); ++i) {

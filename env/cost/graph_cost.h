@@ -6,8 +6,10 @@
 //   before the first run (weight-only subgraphs that rules create);
 // - dead ops: no graph output depends on them, so they never run;
 // - metadata-only ops: reshapes, identities, and transposes, slices and splits
-//   whose result is the input's memory read in order (see is_metadata_only).
-//   A transpose or slice that moves data is priced like any other op.
+//   whose result is the input's memory read in order (see is_metadata_only),
+//   unless their input is in oneDNN's blocked layout: the executor converts
+//   it to plain NCHW first, and that conversion is priced. A transpose or
+//   slice that moves data is priced like any other op.
 #pragma once
 
 #include <span>
@@ -28,12 +30,16 @@ OpClasses classify_ops(const Graph& graph);
 // True when `op` only reinterprets its input's memory (no data moves).
 bool is_metadata_only(const Graph& graph, const Op& op);
 
-// True when op `id` costs nothing: a leaf, constant, dead or metadata-only.
-bool is_free_op(const Graph& graph, OpId id, const std::vector<uint8_t>& constant, const std::vector<uint8_t>& live);
+// True when op `id` costs nothing: a leaf, constant, dead, or metadata-only
+// on plain inputs (`blocked`: per OpId, the output is in the blocked layout).
+bool is_free_op(const Graph& graph, OpId id, const std::vector<uint8_t>& constant, const std::vector<uint8_t>& live,
+                const std::vector<uint8_t>& blocked);
 
 // The keys of the ops a cost model is asked to price, in op id order
-// (repeated configurations appear once per op).
-std::vector<OpCostKey> priced_op_keys(const Graph& graph);
+// (repeated configurations appear once per op). `with_layouts`: as a model
+// that prices layouts sees them (CostModel::prices_layouts), else with every
+// value taken as plain.
+std::vector<OpCostKey> priced_op_keys(const Graph& graph, bool with_layouts = true);
 
 struct GraphCost {
   double total_ms = 0;
@@ -53,7 +59,7 @@ GraphCost graph_cost(const Graph& graph, CostModel& model);
 // are re-priced too, and theirs in turn while layouts keep changing.
 class CostTracker {
  public:
-  explicit CostTracker(CostModel& model) : model_(&model) {}
+  explicit CostTracker(CostModel& model) : model_(&model), layouts_(model.prices_layouts()) {}
 
   // Full evaluation; returns the total.
   double reset(const Graph& graph);
@@ -69,6 +75,7 @@ class CostTracker {
   double price(const Graph& graph, OpId id);
   bool settle_blocked(const Graph& graph, OpId id);  // recomputes blocked_[id]; true when it changed
   CostModel* model_;
+  bool layouts_;  // the model prices layouts; otherwise every value counts as plain
   std::vector<double> op_ms_;
   std::vector<uint8_t> constant_;
   std::vector<uint8_t> live_;

@@ -55,7 +55,7 @@ double MeasuredCostModel::compute_ms(const OpCostKey& key) {
   }
   Stopwatch watch;
   double ms = 0;
-  int anchor = nearest_anchor(key, relatives);
+  int anchor = timer_->times_ratios() ? nearest_anchor(key, relatives) : -1;
   if (anchor >= 0) {
     ms = relatives_ms[static_cast<size_t>(anchor)] * timer_->time_ratio(key, relatives[static_cast<size_t>(anchor)]);
     ++anchored_;

@@ -32,6 +32,7 @@ class MeasuredCostModel : public CostModel {
   std::string name() const override { return name_; }
   std::string description() const override;
   void flush() override;
+  bool prices_layouts() const override { return timer_->times_layouts(); }
 
   const std::string& cache_path() const { return cache_.path(); }
   const std::string& cache_problem() const { return cache_.problem(); }

@@ -36,11 +36,15 @@ class OpTimer {
   virtual std::string fingerprint() const = 0;
   // Median milliseconds of one run of the configuration.
   virtual double time_ms(const OpCostKey& key) = 0;
+  // Timers of a device whose speed drifts time a new configuration against
+  // an anchor (see timing_anchor.h); the others only ever use time_ms.
+  virtual bool times_ratios() const { return false; }
   // time(key) / time(anchor), the median over runs of the two interleaved,
-  // so that a drift in the machine's speed hits both alike and cancels (see
-  // timing_anchor.h). The default times them one after the other, for
-  // devices whose timings do not drift.
+  // so that a drift in the machine's speed hits both alike and cancels.
+  // Called only when times_ratios().
   virtual double time_ratio(const OpCostKey& key, const OpCostKey& anchor) { return time_ms(key) / time_ms(anchor); }
+  // True when the time depends on OpCostKey::blocked_inputs.
+  virtual bool times_layouts() const { return false; }
 };
 
 }  // namespace graphworld

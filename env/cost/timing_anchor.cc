@@ -1,5 +1,6 @@
 #include "env/cost/timing_anchor.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace graphworld {

@@ -41,7 +41,8 @@ bool conv_runs_in_onednn(const Op& conv, uint64_t constant_inputs);
 bool output_is_blocked(const Graph& graph, const Op& op, uint64_t constant_inputs, uint64_t blocked_inputs);
 
 // Bit k set when input k of `op` comes from an op whose entry in `blocked`
-// (indexed by OpId) is set.
+// (indexed by OpId) is set. One flag per op suffices: only single-output ops
+// produce a blocked value.
 uint64_t blocked_input_mask(const Op& op, const std::vector<uint8_t>& blocked);
 
 }  // namespace graphworld

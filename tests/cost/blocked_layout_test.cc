@@ -4,10 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include "env/cost/analytic_cost_model.h"
+#include "env/cost/aten_op_timer.h"
 #include "env/cost/graph_cost.h"
+#include "env/cost/measured_cost_model.h"
 #include "env/ops/executor.h"
 #include "env/ops/graph_builder.h"
 #include "env/zoo/zoo.h"
+#include "tests/support/test_env.h"
 
 namespace graphworld {
 namespace {
@@ -75,6 +79,39 @@ TEST(BlockedLayout, PredictionMatchesTheExecutorAroundConcatAndAdd) {
   EXPECT_FALSE(blocked("pool"));
   EXPECT_TRUE(blocked("blocked_plus_plain"));
   EXPECT_FALSE(blocked("broadcast_add"));
+}
+
+// A Split that only reinterprets memory is free on a plain value, but on a
+// conv's blocked output the executor converts the whole value first (the
+// Split after two merged convs), so the CPU-measured model prices it. Models
+// that do not price layouts keep every view free.
+TEST(BlockedLayout, AViewOfABlockedValueIsPricedAsTheConversionItIs) {
+  GraphBuilder b(5);
+  TensorRef x = b.input("x", {1, 16, 12, 12});
+  Attributes halves{{AttrKey::Axis, int64_t{1}}, {AttrKey::Split, std::vector<int64_t>{8, 8}}};
+  std::vector<TensorRef> plain = b.add(OpType::Split, {x}, halves, "split_of_input");
+  TensorRef conv = b.add1(OpType::Conv, {x, b.random_weight({16, 16, 1, 1}, -1, 1)}, {}, "conv");
+  std::vector<TensorRef> blocked = b.add(OpType::Split, {conv}, halves, "split_of_conv");
+  b.output(b.add1(OpType::Add, {plain[0], blocked[1]}, {}, "sum"), "y");
+  Graph g = b.finish();
+  TimingPolicy quick;
+  quick.min_repeats = quick.ratio_min_repeats = 3;
+  quick.min_total_ms = quick.ratio_min_total_ms = 0;
+  MeasuredCostModel measured("measured", std::make_unique<AtenOpTimer>(1, quick), testing::scratch_dir() + "/views");
+  AnalyticCostModel analytic;
+  GraphCost with_layouts = graph_cost(g, measured);
+  GraphCost without = graph_cost(g, analytic);
+  for (size_t i = 0; i < g.num_ops(); ++i) {
+    const std::string& name = g.op(static_cast<OpId>(i)).name;
+    if (name == "split_of_input") {
+      EXPECT_EQ(with_layouts.op_ms[i], 0.0);
+      EXPECT_EQ(without.op_ms[i], 0.0);
+    }
+    if (name == "split_of_conv") {
+      EXPECT_EQ(with_layouts.op_ms[i] > 0.0, onednn_available());
+      EXPECT_EQ(without.op_ms[i], 0.0);
+    }
+  }
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ namespace {
 // Every priced op of every zoo model has a cuDNN/cuBLAS description.
 TEST(CudaCost, EveryZooOpTranslatesToACudaCall) {
   for (const ZooModel& entry : zoo_models()) {
-    for (const OpCostKey& key : priced_op_keys(build_zoo_model(entry.name))) {
+    for (const OpCostKey& key : priced_op_keys(build_zoo_model(entry.name), /*with_layouts=*/false)) {
       CudaOpSpec spec;
       ASSERT_NO_THROW(spec = cuda_spec_for(key)) << entry.name << ": " << key.canonical();
       if (key.type == OpType::Conv) {
