@@ -13,7 +13,8 @@
 // Every search returns a graph no worse than its input (the input itself
 // when nothing helps). Memory is bounded: the queue holds at most
 // `max_queue` entries (the costliest are dropped) and each entry is a parent
-// and a match index, re-applied when expanded; only expanded graphs are kept.
+// and a match index, re-applied when expanded; an expanded graph is kept only
+// while a queued entry needs it, so memory does not grow with the budget.
 #pragma once
 
 #include <cstdint>

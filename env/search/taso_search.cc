@@ -2,9 +2,12 @@
 //
 // Queue entries are (expanded parent, match index) with the child's cost and
 // structural hash: a child is built once to price it, then dropped, and
-// built again only if it is expanded. Only expanded graphs stay in memory
-// (at most `budget` of them), so memory grows with the budget, not with the
-// number of children priced.
+// built again only if it is expanded. An expanded graph stays in memory only
+// while a queued child needs it (or it is the best so far), so memory is
+// bounded by the queue, not by the budget: the record of graphs already seen
+// points at parents weakly. A new graph whose hash was seen is checked for
+// structural equality against the earlier one while that one's parent is
+// alive, and counted as a duplicate by its 64-bit hash once it is not.
 #include <memory>
 #include <set>
 #include <unordered_map>
@@ -19,11 +22,18 @@ namespace {
 struct Candidate {
   double cost_ms;
   int64_t order;  // ties break by arrival: deterministic
-  std::shared_ptr<const SearchState> parent;  // null for the input graph
+  std::shared_ptr<const SearchState> parent;
   int32_t match;
   bool operator<(const Candidate& other) const {
     return cost_ms != other.cost_ms ? cost_ms < other.cost_ms : order < other.order;
   }
+};
+
+// A graph seen before: the input (no parent), or match `match` of `parent`.
+struct Seen {
+  bool is_input = false;
+  std::weak_ptr<const SearchState> parent;
+  int32_t match = -1;
 };
 
 std::shared_ptr<SearchState> build(const Candidate& c) {
@@ -42,10 +52,10 @@ SearchResult taso_search(const Graph& graph, const RuleMatcher& matcher, CostMod
   auto root = std::make_shared<const SearchState>(matcher, graph, cost);
   result.original_cost_ms = root->cost_ms();
   std::shared_ptr<const SearchState> best = root;
-  // Previously seen graphs by structural hash, each kept as the (parent,
-  // match) that builds it: a hash hit is confirmed by structural equality.
-  std::unordered_map<uint64_t, std::vector<Candidate>> seen;
-  seen[root->rewriter.graph().structural_hash()].push_back({root->cost_ms(), 0, nullptr, -1});
+  // Previously seen graphs by structural hash, each as the (parent, match)
+  // that builds it.
+  std::unordered_map<uint64_t, std::vector<Seen>> seen;
+  seen[root->rewriter.graph().structural_hash()].push_back({true, {}, -1});
   std::set<Candidate> queue;
   int64_t order = 0;
   auto progress = [&](bool force) {
@@ -53,9 +63,13 @@ SearchResult taso_search(const Graph& graph, const RuleMatcher& matcher, CostMod
                   clock.elapsed_s()},
                  force);
   };
-  auto graph_of = [&](const Candidate& c, std::shared_ptr<const SearchState>& holder) -> const Graph& {
-    holder = c.parent ? std::make_shared<const SearchState>(c.parent->priced_child(static_cast<size_t>(c.match))) : root;
-    return holder->rewriter.graph();
+  // True when `other` is structurally `graph`; when its parent is gone, the
+  // equal hash decides.
+  auto same_graph = [&](const Seen& other, const Graph& graph) {
+    if (other.is_input) return root->rewriter.graph().structurally_equal(graph);
+    std::shared_ptr<const SearchState> parent = other.parent.lock();
+    if (!parent) return true;
+    return parent->priced_child(static_cast<size_t>(other.match)).rewriter.graph().structurally_equal(graph);
   };
 
   std::shared_ptr<const SearchState> current = root;
@@ -67,18 +81,17 @@ SearchResult taso_search(const Graph& graph, const RuleMatcher& matcher, CostMod
       const double c = child->cost_ms();
       if (!(c < options.alpha * best->cost_ms())) continue;
       const uint64_t h = child->rewriter.graph().structural_hash();
-      std::vector<Candidate>& same_hash = seen[h];
+      std::vector<Seen>& same_hash = seen[h];
       bool duplicate = false;
-      for (const Candidate& other : same_hash) {
-        std::shared_ptr<const SearchState> holder;
-        if (graph_of(other, holder).structurally_equal(child->rewriter.graph())) {
+      for (const Seen& other : same_hash) {
+        if (same_graph(other, child->rewriter.graph())) {
           duplicate = true;
           break;
         }
       }
       if (duplicate) continue;
       Candidate entry{c, ++order, current, static_cast<int32_t>(i)};
-      same_hash.push_back(entry);
+      same_hash.push_back({false, current, static_cast<int32_t>(i)});
       if (c < best->cost_ms()) best = child;
       queue.insert(entry);
       if (queue.size() > options.max_queue) queue.erase(std::prev(queue.end()));
