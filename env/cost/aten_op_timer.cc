@@ -157,11 +157,14 @@ double AtenOpTimer::time_ratio(const OpCostKey& key, const OpCostKey& anchor) {
     Stopwatch total;
     while (wants_more(ratios.size(), total, policy_.ratio_min_repeats, policy_.ratio_max_repeats,
                       policy_.ratio_min_total_ms)) {
-      bool op_first = ratios.size() % 2 == 0;
-      double first_ms = op_first ? op.timed_run() : reference.timed_run();
-      double second_ms = op_first ? reference.timed_run() : op.timed_run();
-      double op_ms = op_first ? first_ms : second_ms;
-      double reference_ms = op_first ? second_ms : first_ms;
+      double op_ms = 0, reference_ms = 0;
+      if (ratios.size() % 2 == 0) {
+        op_ms = op.timed_run();
+        reference_ms = reference.timed_run();
+      } else {
+        reference_ms = reference.timed_run();
+        op_ms = op.timed_run();
+      }
       ratios.push_back(op_ms / std::max(reference_ms, 1e-6));
     }
     return percentile(std::move(ratios), 0.5);

@@ -31,6 +31,15 @@ bool contiguous_slice(const Shape& in, const Shape& out, bool unit_steps) {
   return true;
 }
 
+// Whether op `id` leaves its output blocked, given its inputs' classes. A
+// constant is folded into a plain tensor before the first run.
+bool output_blocked(const Graph& graph, OpId id, const std::vector<uint8_t>& constant,
+                    const std::vector<uint8_t>& blocked) {
+  const Op& op = graph.op(id);
+  return !op.is_leaf() && !constant[id] &&
+         output_is_blocked(graph, op, constant_input_mask(graph, id, constant), blocked_input_mask(op, blocked));
+}
+
 }  // namespace
 
 bool is_metadata_only(const Graph& graph, const Op& op) {
@@ -81,9 +90,7 @@ OpClasses classify_ops(const Graph& graph) {
       bool all = true;
       for (const TensorRef& ref : op.inputs) all = all && classes.constant[ref.op];
       classes.constant[id] = all;
-      // Constants are folded into plain tensors before the first run.
-      classes.blocked[id] = !all && output_is_blocked(graph, op, constant_input_mask(graph, id, classes.constant),
-                                                      blocked_input_mask(op, classes.blocked));
+      classes.blocked[id] = output_blocked(graph, id, classes.constant, classes.blocked);
     }
   };
   if (by_id) {
@@ -143,9 +150,7 @@ double CostTracker::price(const Graph& graph, OpId id) {
 
 bool CostTracker::settle_blocked(const Graph& graph, OpId id) {
   if (!layouts_) return false;
-  const Op& op = graph.op(id);
-  bool blocked = !op.is_leaf() && !constant_[id] &&
-                 output_is_blocked(graph, op, constant_input_mask(graph, id, constant_), blocked_input_mask(op, blocked_));
+  bool blocked = output_blocked(graph, id, constant_, blocked_);
   bool changed = blocked_[id] != static_cast<uint8_t>(blocked);
   blocked_[id] = blocked;
   return changed;

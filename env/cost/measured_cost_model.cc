@@ -43,21 +43,21 @@ void MeasuredCostModel::flush() {
 }
 
 double MeasuredCostModel::compute_ms(const OpCostKey& key) {
-  std::vector<OpCostKey>& relatives = priced_by_type_[key.type];
-  std::vector<double>& relatives_ms = priced_ms_by_type_[key.type];
+  const bool anchors = timer_->times_ratios();
+  Priced& relatives = priced_by_type_[key.type];
   std::string canonical = key.canonical();
   auto found = known_.find(canonical);
   if (found != known_.end()) {
     ++stats_.cache_hits;
-    relatives.push_back(key);
-    relatives_ms.push_back(found->second);
+    if (anchors) relatives.add(key, found->second);
     return found->second;
   }
   Stopwatch watch;
   double ms = 0;
-  int anchor = timer_->times_ratios() ? nearest_anchor(key, relatives) : -1;
+  int anchor = anchors ? nearest_anchor(key, relatives.keys) : -1;
   if (anchor >= 0) {
-    ms = relatives_ms[static_cast<size_t>(anchor)] * timer_->time_ratio(key, relatives[static_cast<size_t>(anchor)]);
+    auto a = static_cast<size_t>(anchor);
+    ms = relatives.ms[a] * timer_->time_ratio(key, relatives.keys[a]);
     ++anchored_;
   } else {
     ms = timer_->time_ms(key);
@@ -66,8 +66,7 @@ double MeasuredCostModel::compute_ms(const OpCostKey& key) {
   ms = round_to_cache_precision(ms);
   known_[canonical] = ms;
   pending_[canonical] = ms;
-  relatives.push_back(key);
-  relatives_ms.push_back(ms);
+  if (anchors) relatives.add(key, ms);
   ++stats_.measured_now;
   if (progress_) progress_(stats_.measured_now, key);
   // Long measurement runs save as they go, so an interrupted run keeps its work.

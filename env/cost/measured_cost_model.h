@@ -54,9 +54,17 @@ class MeasuredCostModel : public CostModel {
   Stopwatch since_flush_;
   double measuring_ms_ = 0;
   int64_t anchored_ = 0;
-  // Every configuration priced by this process, by op type: the anchors.
-  std::unordered_map<OpType, std::vector<OpCostKey>> priced_by_type_;
-  std::unordered_map<OpType, std::vector<double>> priced_ms_by_type_;
+  // Every configuration priced by this process, by op type: the anchors
+  // (kept only for timers that time ratios).
+  struct Priced {
+    std::vector<OpCostKey> keys;
+    std::vector<double> ms;
+    void add(const OpCostKey& key, double cost) {
+      keys.push_back(key);
+      ms.push_back(cost);
+    }
+  };
+  std::unordered_map<OpType, Priced> priced_by_type_;
   std::function<void(int64_t, const OpCostKey&)> progress_;
 };
 

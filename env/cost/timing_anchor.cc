@@ -1,6 +1,7 @@
 #include "env/cost/timing_anchor.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace graphworld {
@@ -42,7 +43,7 @@ double anchor_distance(const OpCostKey& a, const OpCostKey& b) {
     if (a.outputs[k].rank() != b.outputs[k].rank()) return kInfinity;
     distance += size_distance(a.outputs[k], b.outputs[k]);
   }
-  int differing_layouts = __builtin_popcountll(a.blocked_inputs ^ b.blocked_inputs);
+  int differing_layouts = std::popcount(a.blocked_inputs ^ b.blocked_inputs);
   return distance + 0.5 * (differing_parameters(a.attrs, b.attrs) + differing_layouts);
 }
 

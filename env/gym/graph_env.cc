@@ -43,8 +43,7 @@ std::span<const int32_t> Observation::matched_nodes(int32_t xfer, int32_t locati
 }
 
 GraphEnv::GraphEnv(Graph graph, const RuleMatcher& matcher, CostModel& cost_model, GraphEnvOptions options)
-    : initial_graph_(std::make_shared<const Graph>(graph)),
-      matcher_(&matcher),
+    : matcher_(&matcher),
       options_(options),
       rewriter_(matcher, std::move(graph)),
       cost_(cost_model) {
@@ -52,7 +51,7 @@ GraphEnv::GraphEnv(Graph graph, const RuleMatcher& matcher, CostModel& cost_mode
   if (options_.max_steps < 1) throw UsageError("max_steps must be >= 1 (got " + std::to_string(options_.max_steps) + ")");
   if (options_.latency_repeats < 1)
     throw UsageError("latency_repeats must be >= 1 (got " + std::to_string(options_.latency_repeats) + ")");
-  initial_hash_ = initial_graph_->structural_hash();
+  initial_hash_ = rewriter_.graph().structural_hash();
   initial_cost_ms_ = cost_.reset(rewriter_.graph());
   if (!(initial_cost_ms_ > 0)) throw UsageError("the graph costs nothing to run (no priced ops): there is nothing to optimise");
   observation_.num_xfers = num_xfers();
@@ -79,18 +78,21 @@ const RuleMatch& GraphEnv::match_at(Action action) const {
 
 void GraphEnv::check_action(Action action) const {
   if (done_) throw UsageError("the episode is over: call reset() before step()");
-  const std::string what = "action (xfer " + std::to_string(action.xfer) + ", location " + std::to_string(action.location) + ")";
+  // Built only on the way to an error: step() checks every action.
+  auto what = [&] {
+    return "action (xfer " + std::to_string(action.xfer) + ", location " + std::to_string(action.location) + ")";
+  };
   if (action.xfer < 0 || action.xfer > noop())
-    throw UsageError(what + ": xfer must be in [0, " + std::to_string(noop()) + "], where " + std::to_string(noop()) +
+    throw UsageError(what() + ": xfer must be in [0, " + std::to_string(noop()) + "], where " + std::to_string(noop()) +
                      " is NO-OP");
   if (action.xfer == noop()) return;
   const std::string& rule = matcher_->rules()[static_cast<size_t>(action.xfer)].name;
   if (action.location < 0 || action.location >= options_.max_locations)
-    throw UsageError(what + ": location must be in [0, " + std::to_string(options_.max_locations) + ")");
+    throw UsageError(what() + ": location must be in [0, " + std::to_string(options_.max_locations) + ")");
   const int32_t count = observation_.location_count(action.xfer);
-  if (count == 0) throw UsageError(what + ": rule '" + rule + "' applies nowhere now (masked)");
+  if (count == 0) throw UsageError(what() + ": rule '" + rule + "' applies nowhere now (masked)");
   if (action.location >= count)
-    throw UsageError(what + ": rule '" + rule + "' has only " + std::to_string(count) + " locations now (masked)");
+    throw UsageError(what() + ": rule '" + rule + "' has only " + std::to_string(count) + " locations now (masked)");
 }
 
 StepResult GraphEnv::step(Action action) {
@@ -104,9 +106,7 @@ StepResult GraphEnv::step(Action action) {
     const auto i = static_cast<size_t>(match_begin_[static_cast<size_t>(action.xfer)] + action.location);
     result.info.rule = matcher_->rules()[static_cast<size_t>(action.xfer)].name;
     RewriteResult rewrite = rewriter_.apply(i);
-    std::vector<OpId> repriced = std::move(rewrite.added);
-    repriced.insert(repriced.end(), rewrite.changed.begin(), rewrite.changed.end());
-    cost_.update(rewriter_.graph(), rewrite.removed, repriced);
+    cost_.update(rewriter_.graph(), rewrite.removed, rewrite.added_or_changed());
   }
   record_.actions.push_back({action.xfer, action.location});
   if (!done_ && rewriter_.matches().empty()) {
@@ -125,7 +125,7 @@ StepResult GraphEnv::step(Action action) {
       break;
     case RewardKind::Measured:
       if (done_) {
-        if (initial_latency_ms_ < 0) initial_latency_ms_ = measure_latency_ms(*initial_graph_);
+        if (initial_latency_ms_ < 0) initial_latency_ms_ = measure_latency_ms(initial_rewriter_->graph());
         result.info.initial_latency_ms = initial_latency_ms_;
         result.info.latency_ms = measure_latency_ms(rewriter_.graph().pruned());
         result.reward = 100.0 * (initial_latency_ms_ - result.info.latency_ms) / initial_latency_ms_;

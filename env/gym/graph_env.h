@@ -118,8 +118,7 @@ class GraphEnv {
   double measure_latency_ms(const Graph& graph) const;
 
   // The state reset() returns to, shared by copies (matching from scratch
-  // once, not on every reset).
-  std::shared_ptr<const Graph> initial_graph_;
+  // once, not on every reset); initial_rewriter_->graph() is the input graph.
   uint64_t initial_hash_ = 0;
   std::shared_ptr<const GraphRewriter> initial_rewriter_;
   std::shared_ptr<const CostTracker> initial_cost_;

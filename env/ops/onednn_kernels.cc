@@ -37,10 +37,12 @@ bool onednn_available() { return at::hasMKLDNN() && at::globalContext().userEnab
 
 PreparedOp prepare_onednn(const Op& op, const std::vector<at::Tensor>& constant_inputs) {
   PreparedOp prepared;
-  if (op.type != OpType::Conv || !onednn_available()) return prepared;
+  uint64_t constant_mask = 0;
+  for (size_t k = 0; k < constant_inputs.size() && k < 64; ++k)
+    if (constant_inputs[k].defined()) constant_mask |= uint64_t{1} << k;
+  // The same decision the cost models make ahead of time (blocked_layout.h).
+  if (!conv_runs_in_onednn(op, constant_mask)) return prepared;
   auto pads = op.attrs.get_ints(AttrKey::Pads, {0, 0, 0, 0});
-  if (!symmetric_pads(pads) || !constant_inputs.at(1).defined()) return prepared;
-  if (constant_inputs.size() > 2 && !constant_inputs[2].defined()) return prepared;
   std::vector<int64_t> padding = {pads[0], pads[1]};
   prepared.packed_weight = at::mkldnn_reorder_conv2d_weight(
       constant_inputs[1].contiguous().to_mkldnn(), padding, op.attrs.get_ints(AttrKey::Strides, {1, 1}),

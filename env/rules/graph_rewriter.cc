@@ -23,12 +23,17 @@ RewriteResult GraphRewriter::apply(size_t i) {
   return result;
 }
 
-GraphRewriter GraphRewriter::copy_without_matches() const { return GraphRewriter(matcher_, graph_, index_); }
-
-RewriteResult GraphRewriter::apply_without_rematch(const RuleMatch& match) {
+GraphRewriter GraphRewriter::rewritten_copy(size_t i, RewriteResult& result) const {
+  GraphRewriter copy(matcher_, graph_, index_);
   std::vector<OpId> dirty;
-  matches_.clear();
-  return rewrite(match, dirty);
+  result = copy.rewrite(matches_.at(i), dirty);
+  return copy;
+}
+
+std::vector<OpId> RewriteResult::added_or_changed() const {
+  std::vector<OpId> ops = added;
+  ops.insert(ops.end(), changed.begin(), changed.end());
+  return ops;
 }
 
 RewriteResult GraphRewriter::rewrite(const RuleMatch& match, std::vector<OpId>& gained) {

@@ -26,6 +26,9 @@ struct RewriteResult {
   std::vector<OpId> added;    // ops the target created
   std::vector<OpId> removed;  // ops that died: the matched ones and those left unused
   std::vector<OpId> changed;  // surviving ops whose inputs were rewired
+
+  // added and changed together: the ops a cost tracker must re-price.
+  std::vector<OpId> added_or_changed() const;
 };
 
 class GraphRewriter {
@@ -41,11 +44,10 @@ class GraphRewriter {
   // Applies matches()[i]. Throws UsageError if i is out of range.
   RewriteResult apply(size_t i);
 
-  // For pricing a rewrite that will not be rewritten further (search): a
-  // copy without the match list, and a rewrite that skips the re-match and
-  // leaves matches() empty. `match` must be a current match of this graph.
-  GraphRewriter copy_without_matches() const;
-  RewriteResult apply_without_rematch(const RuleMatch& match);
+  // For pricing or comparing a rewrite that will not be rewritten further
+  // (search): a copy of this graph with matches()[i] applied, not re-matched
+  // (its matches() are empty). `result` receives what the rewrite changed.
+  GraphRewriter rewritten_copy(size_t i, RewriteResult& result) const;
 
  private:
   GraphRewriter(const RuleMatcher* matcher, const Graph& graph, const GraphIndex& index)

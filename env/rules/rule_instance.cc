@@ -126,7 +126,7 @@ bool attrs_match(const PatternOp& pattern, OpType type, const Attributes& attrs,
     if (pattern.find_attr(key)) continue;
     // An attribute the pattern does not name must be at its default, or the
     // rule (verified without it) would silently drop its effect.
-    const AttrValue* fallback = effective_attr(type, Attributes{}, key);
+    const AttrValue* fallback = attribute_default(type, key);
     if (!fallback || *fallback != value) return false;
   }
   return true;

@@ -7,18 +7,15 @@ namespace graphworld {
 void SearchState::apply(size_t i) {
   const int32_t rule = rewriter.matches().at(i).rule;
   RewriteResult r = rewriter.apply(i);
-  r.added.insert(r.added.end(), r.changed.begin(), r.changed.end());
-  cost.update(rewriter.graph(), r.removed, r.added);
+  cost.update(rewriter.graph(), r.removed, r.added_or_changed());
   applied.push_back(rule);
 }
 
 SearchState SearchState::priced_child(size_t i) const {
-  const RuleMatch& match = rewriter.matches().at(i);
-  SearchState child(rewriter.copy_without_matches(), cost, applied);
-  RewriteResult r = child.rewriter.apply_without_rematch(match);
-  r.added.insert(r.added.end(), r.changed.begin(), r.changed.end());
-  child.cost.update(child.rewriter.graph(), r.removed, r.added);
-  child.applied.push_back(match.rule);
+  RewriteResult r;
+  SearchState child(rewriter.rewritten_copy(i, r), cost, applied);
+  child.cost.update(child.rewriter.graph(), r.removed, r.added_or_changed());
+  child.applied.push_back(rewriter.matches()[i].rule);
   return child;
 }
 

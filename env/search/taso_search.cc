@@ -69,7 +69,8 @@ SearchResult taso_search(const Graph& graph, const RuleMatcher& matcher, CostMod
     if (other.is_input) return root->rewriter.graph().structurally_equal(graph);
     std::shared_ptr<const SearchState> parent = other.parent.lock();
     if (!parent) return true;
-    return parent->priced_child(static_cast<size_t>(other.match)).rewriter.graph().structurally_equal(graph);
+    RewriteResult unused;
+    return parent->rewriter.rewritten_copy(static_cast<size_t>(other.match), unused).graph().structurally_equal(graph);
   };
 
   std::shared_ptr<const SearchState> current = root;
