@@ -106,6 +106,12 @@ JsonWriter& JsonWriter::value(bool flag) {
   return *this;
 }
 
+JsonWriter& JsonWriter::null_value() {
+  separate();
+  out_ += "null";
+  return *this;
+}
+
 JsonWriter& JsonWriter::value(const std::vector<int64_t>& numbers) {
   begin_array();
   for (int64_t n : numbers) value(n);

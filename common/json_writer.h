@@ -25,6 +25,7 @@ class JsonWriter {
   JsonWriter& value(uint64_t number) { return value(static_cast<int64_t>(number)); }
   JsonWriter& value(bool flag);
   JsonWriter& value(const std::vector<int64_t>& numbers);
+  JsonWriter& null_value();  // for a key whose value was not measured
 
   const std::string& str() const { return out_; }
 

@@ -8,17 +8,23 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <optional>
 
 #include "common/error.h"
 #include "common/json_writer.h"
 #include "env/onnx/onnx_export.h"
+#include "env/onnx/onnx_import.h"
 #include "env/ops/executor.h"
 #include "env/rules/rule_library.h"
 #include "env/search/search.h"
 #include "launch/bench_commands.h"
 #include "launch/commands.h"
 #include "launch/cost_options.h"
+#include "launch/end_to_end_check.h"
 #include "launch/model_source.h"
+#include "launch/onnxruntime_comparison.h"
 #include "launch/output_compare.h"
 
 namespace graphworld {
@@ -31,6 +37,47 @@ void print_progress(const SearchProgress& p, bool tty) {
                p.elapsed_s, p.best_cost_ms, 100.0 * (p.best_cost_ms - p.original_cost_ms) / p.original_cost_ms,
                static_cast<long long>(p.explored), static_cast<long long>(p.generated), p.queued);
   std::fflush(stderr);
+}
+
+// Files removed when the scope ends, whatever happens in it.
+class TemporaryFiles {
+ public:
+  TemporaryFiles() = default;
+  TemporaryFiles(const TemporaryFiles&) = delete;
+  TemporaryFiles& operator=(const TemporaryFiles&) = delete;
+  ~TemporaryFiles() {
+    std::error_code ignored;
+    for (const std::string& path : paths_) std::filesystem::remove(path, ignored);
+  }
+  const std::string& add(std::string path) { return paths_.emplace_back(std::move(path)); }
+
+ private:
+  std::deque<std::string> paths_;  // stable references for add()'s callers
+};
+
+// The original kept byte for byte: temporary copy, then rename, so OUT is
+// never half written. Copying a file onto itself leaves it alone.
+void copy_file_atomically(const std::string& from, const std::string& to) {
+  std::error_code ec;
+  if (std::filesystem::exists(to) && std::filesystem::equivalent(from, to, ec)) return;
+  const std::string temp = to + ".tmp";
+  if (!std::filesystem::copy_file(from, temp, std::filesystem::copy_options::overwrite_existing, ec))
+    throw Error(to + ": cannot write a copy of " + from + ": " + ec.message());
+  std::filesystem::rename(temp, to, ec);
+  if (ec) {
+    std::filesystem::remove(temp, ec);
+    throw Error(to + ": cannot replace the file");
+  }
+}
+
+void write_speedup(JsonWriter& j, const std::string& runtime, std::optional<double> speedup, double original_ms,
+                   double optimized_ms) {
+  j.key(runtime + "_speedup");
+  if (!speedup) {
+    j.null_value().key(runtime + "_original_ms").null_value().key(runtime + "_optimized_ms").null_value();
+    return;
+  }
+  j.value(*speedup).key(runtime + "_original_ms").value(original_ms).key(runtime + "_optimized_ms").value(optimized_ms);
 }
 
 int run_optimize(const CliArgs& args) {
@@ -47,6 +94,16 @@ int run_optimize(const CliArgs& args) {
   if (!(tolerance > 0)) throw UsageError("--tolerance must be > 0");
   const bool json = args.flag("--json");
   const bool quiet = args.flag("--quiet");
+  EndToEndCheckOptions check_options;
+  check_options.runtime = parse_verify_runtime(args.value_or("--verify-runtime", "executor"));
+  check_options.noise_margin = args.double_value("--noise-margin", 0.01);
+  if (!(check_options.noise_margin >= 0 && check_options.noise_margin < 1))
+    throw UsageError("--noise-margin must be in [0, 1), e.g. 0.01 for 1%");
+  check_options.rounds = static_cast<int>(args.int_value("--verify-rounds", 7));
+  if (check_options.rounds < 1) throw UsageError("--verify-rounds must be >= 1");
+  check_options.threads = static_cast<int>(args.int_value("--threads", 0));
+  check_options.seed = options.seed + 1;
+  if (check_options.runtime == VerifyRuntime::OnnxRuntime) require_onnxruntime();
 
   LoadedModel model = load_model(spec, args.int_value("--batch", 1));
   const RuleLibrary library = args.value("--rules") ? load_rule_library(*args.value("--rules")) : default_rule_library();
@@ -64,10 +121,16 @@ int run_optimize(const CliArgs& args) {
   cost->flush();
   if (!quiet && tty) std::fprintf(stderr, "\n");
 
+  // What is checked and timed is what is written: the optimised graph as
+  // exported (spelled for runtimes that fuse, see env/onnx/export_spelling.h)
+  // and imported again.
+  const std::string optimized_bytes = export_onnx_bytes(result.graph);
+  const Graph shipped = import_onnx_bytes(optimized_bytes, out);
+
   // Equivalence with the executor on seeded random inputs, before writing.
   const auto inputs = random_inputs(model.graph, options.seed + 1);
   const auto expected = Executor(model.graph).run(inputs);
-  const auto got = Executor(result.graph).run(inputs);
+  const auto got = Executor(shipped).run(inputs);
   const OutputDifference diff = compare_outputs(expected, got);
   if (diff.nonfinite_expected > 0)
     throw Error(model.source + " gives " + std::to_string(diff.nonfinite_expected) +
@@ -80,7 +143,35 @@ int run_optimize(const CliArgs& args) {
                 "); not writing " + out + ". A rule applied here is wrong for this model: rerun with --search greedy "
                 "or --budget 0 to narrow it down, and report the applied rules (--json)");
   }
-  export_onnx_file(result.graph, out);
+  const bool changed = !result.applied.empty();
+  EndToEndCheck check;
+  {
+    // onnxruntime reads files: the candidate beside OUT, and the original as
+    // the user gave it (a zoo graph is exported first).
+    TemporaryFiles temporaries;
+    const std::string candidate_file = temporaries.add(out + ".candidate.tmp");
+    const std::string original_file = model.from_zoo ? temporaries.add(out + ".original.tmp") : model.source;
+    if (!changed) {
+      check.optimized_is_faster = false;
+      check.verdict = "no rewrite lowered the cost";
+    } else {
+      if (check_options.runtime == VerifyRuntime::OnnxRuntime) {
+        write_onnx_bytes(optimized_bytes, candidate_file);
+        if (model.from_zoo) export_onnx_file(model.graph, original_file);
+      }
+      if (!quiet && check_options.runtime != VerifyRuntime::None)
+        std::fprintf(stderr, "timing the original against the optimised graph end to end (%s, %d alternating rounds)\n",
+                     verify_runtime_name(check_options.runtime), check_options.rounds);
+      check = check_end_to_end(model.graph, shipped, original_file, candidate_file, check_options);
+    }
+    if (check.optimized_is_faster)
+      write_onnx_bytes(optimized_bytes, out);
+    else if (model.from_zoo)
+      export_onnx_file(model.graph, out);
+    else
+      copy_file_atomically(model.source, out);
+  }
+  const char* written = check.optimized_is_faster ? "optimized" : "original";
 
   const std::map<std::string, int> counts = result.applied_counts();
   if (json) {
@@ -100,6 +191,16 @@ int run_optimize(const CliArgs& args) {
         .key("explored").value(result.explored)
         .key("generated").value(result.generated)
         .key("max_rel_err").value(diff.max_rel_err)
+        .key("verify_runtime").value(verify_runtime_name(check_options.runtime))
+        .key("noise_margin").value(check_options.noise_margin);
+    write_speedup(j, "executor", check.executor ? std::optional<double>(check.executor->speedup) : std::nullopt,
+                  check.executor ? check.executor->original_ms : 0, check.executor ? check.executor->candidate_ms : 0);
+    write_speedup(j, "onnxruntime",
+                  check.onnxruntime ? std::optional<double>(check.onnxruntime->speedup) : std::nullopt,
+                  check.onnxruntime ? check.onnxruntime->original_ms : 0,
+                  check.onnxruntime ? check.onnxruntime->candidate_ms : 0);
+    j.key("written").value(written)
+        .key("verdict").value(check.verdict)
         .key("peak_rss_mib").value(peak_rss_mib())
         .end_object();
     std::printf("%s\n", j.str().c_str());
@@ -117,7 +218,18 @@ int run_optimize(const CliArgs& args) {
   for (const auto& [rule, n] : sorted) std::printf("    %4d  %s\n", n, rule.c_str());
   std::printf("  equivalence      max relative error %.2g against the original (executor, random inputs)\n",
               diff.max_rel_err);
-  std::printf("  wrote            %s\n", out.c_str());
+  if (check.executor)
+    std::printf("  end to end       executor %.3f -> %.3f ms: %.3fx (median of %zu alternating rounds)\n",
+                check.executor->original_ms, check.executor->candidate_ms, check.executor->speedup,
+                check.executor->ratios.size());
+  if (check.onnxruntime)
+    std::printf("                   onnxruntime, its optimisations on, %.3f -> %.3f ms: %.3fx\n",
+                check.onnxruntime->original_ms, check.onnxruntime->candidate_ms, check.onnxruntime->speedup);
+  if (check.optimized_is_faster) {
+    std::printf("  wrote            %s (the optimised model; %s)\n", out.c_str(), check.verdict.c_str());
+  } else {
+    std::printf("  kept original    %s; wrote the original model to %s\n", check.verdict.c_str(), out.c_str());
+  }
   return 0;
 }
 
@@ -133,6 +245,10 @@ Subcommand optimize_command() {
       {"--rules", "", "FILE", "a rule library file (default: the built-in library)"},
       {"--tolerance", "", "T", "largest relative output difference accepted as equal (default 1e-3)"},
       {"--batch", "", "N", "batch size for zoo models (default 1)"},
+      {"--verify-runtime", "", "RT", "time original against optimised end to end before writing: executor (default),\n"
+                                     "onnxruntime (also in onnxruntime with its optimisations on; it decides) or none"},
+      {"--noise-margin", "", "M", "the optimised model must be at least 1+M times faster end to end (default 0.01)"},
+      {"--verify-rounds", "", "N", "alternating timing rounds of the end-to-end check (default 7)"},
       {"--json", "", "", "print one JSON object"},
       {"--quiet", "-q", "", "no progress on stderr"},
   };
@@ -142,9 +258,14 @@ Subcommand optimize_command() {
            "Rewrite a model (an .onnx file or a zoo name) into a cheaper equivalent and write it as ONNX.",
            "Progress (best cost, graphs explored, elapsed time) goes to stderr. Before writing, the executor\n"
            "runs the original and the result on the same random inputs; a result that differs by more than\n"
-           "--tolerance is refused with the reason. JSON keys: original_cost, optimized_cost (ms), reduction_pct,\n"
-           "applied (rule name to count), search_s, model, output, search, cost_model, explored, generated,\n"
-           "max_rel_err, peak_rss_mib.",
+           "--tolerance is refused with the reason. Then both are timed end to end in alternating rounds\n"
+           "(--verify-runtime); when the optimised model is not faster by the noise margin, OUT gets the\n"
+           "original model instead (a byte-for-byte copy of an input file), and the output says so.\n"
+           "JSON keys: original_cost, optimized_cost (ms), reduction_pct, applied (rule name to count),\n"
+           "search_s, model, output, search, cost_model, explored, generated, max_rel_err, verify_runtime,\n"
+           "noise_margin, executor_speedup, executor_original_ms, executor_optimized_ms, onnxruntime_speedup,\n"
+           "onnxruntime_original_ms, onnxruntime_optimized_ms (null when not timed), written (optimized or\n"
+           "original), verdict, peak_rss_mib.",
            options},
           run_optimize};
 }

@@ -7,11 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <map>
 #include <set>
 #include <unordered_map>
 
 #include "common/error.h"
+#include "env/onnx/export_spelling.h"
 #include "env/onnx/tensor_proto.h"
 #include "env/ops/constant_eval.h"
 
@@ -44,7 +47,10 @@ class Exporter {
         output_name_[o.ref] = o.name;
       }
     }
-    for (OpId id : g_.topological_order()) {
+    // Every tensor is named before any node is written: a conv written as
+    // pieces writes the outputs of the Split that follows it.
+    const std::vector<OpId> order = g_.topological_order();
+    for (OpId id : order) {
       if (!live[id] || input_set.count(id)) continue;
       const Op& op = g_.op(id);
       names_[id].resize(op.outputs.size());
@@ -54,8 +60,11 @@ class Exporter {
         names_[id][k] = named != output_name_.end() ? named->second
                                                     : unique(op.name.empty() ? "t" : op.name, k, op.outputs.size());
       }
+    }
+    for (OpId id : order) {
+      if (!live[id] || input_set.count(id)) continue;
       if (constant_[id]) {
-        tensor_to_proto(*folded_.at(id), names_[id][0], out_->add_initializer());
+        if (needed_[id]) write_initializer(id);
         continue;
       }
       emit_op(id);
@@ -93,14 +102,58 @@ class Exporter {
     for (int64_t d : t.shape) shape->add_dim()->set_dim_value(d);
   }
 
-  // Weights and ops computed only from weights become initializers.
+  // Weights and ops computed only from weights become initializers, but
+  // only those a written node or a graph output reads: a rewrite that folds
+  // a BatchNorm into a conv leaves the conv's original kernel and the
+  // BatchNorm's statistics behind as inputs of the fold, and writing them
+  // would ship dead weights (onnxruntime warns about each one). Each needed
+  // constant is evaluated once, and an intermediate is released after its
+  // last reader.
   void fold_constants(const std::vector<bool>& live) {
+    const std::vector<OpId> order = g_.topological_order();
     constant_.assign(g_.num_ops(), false);
-    for (OpId id : g_.topological_order()) {
+    for (OpId id : order) {
       const Op& op = g_.op(id);
       if (op.type == OpType::Input || !live[id]) continue;
       if (op.type == OpType::Weight) {
         constant_[id] = true;
+        continue;
+      }
+      bool all = !op.inputs.empty() && op.outputs.size() == 1;
+      for (const TensorRef& ref : op.inputs) all = all && constant_[ref.op] && g_.op(ref.op).outputs.size() == 1;
+      constant_[id] = all;
+    }
+    spelling_ = plan_export_spelling(g_, live, constant_);
+    // needed_: constants read by a written node or named as a graph output.
+    // The kernel and bias of a conv written as pieces are read only to be
+    // sliced (sliced_).
+    needed_.assign(g_.num_ops(), false);
+    std::vector<bool> sliced(g_.num_ops(), false);
+    for (OpId id : order) {
+      if (!live[id] || constant_[id] || g_.op(id).type == OpType::Input) continue;
+      const bool in_pieces = spelling_.conv_pieces.count(id) > 0;
+      for (const TensorRef& ref : g_.op(id).inputs)
+        if (constant_[ref.op]) (in_pieces ? sliced : needed_)[ref.op] = true;
+    }
+    for (const GraphOutput& o : g_.outputs())
+      if (constant_[o.ref.op]) needed_[o.ref.op] = true;
+    // Which constants must be evaluated (needed ones and what they are made
+    // from), and how many evaluated constants read each.
+    std::vector<bool> evaluate(g_.num_ops(), false);
+    std::vector<int> pending_readers(g_.num_ops(), 0);
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      OpId id = *it;
+      if (!constant_[id] || !(needed_[id] || sliced[id] || evaluate[id])) continue;
+      evaluate[id] = true;
+      for (const TensorRef& ref : g_.op(id).inputs) {
+        evaluate[ref.op] = true;
+        ++pending_readers[ref.op];
+      }
+    }
+    for (OpId id : order) {
+      if (!evaluate[id]) continue;
+      const Op& op = g_.op(id);
+      if (op.type == OpType::Weight) {
         if (op.value) {
           folded_[id] = op.value;
         } else {
@@ -110,14 +163,28 @@ class Exporter {
         }
         continue;
       }
-      bool all = !op.inputs.empty();
-      for (const TensorRef& ref : op.inputs) all = all && constant_[ref.op] && g_.op(ref.op).outputs.size() == 1;
-      if (!all || op.outputs.size() != 1) continue;
       std::vector<std::shared_ptr<const TensorData>> args;
       for (const TensorRef& ref : op.inputs) args.push_back(folded_.at(ref.op));
       folded_[id] = evaluate_op(op, args).at(0);
-      constant_[id] = true;
+      for (const TensorRef& ref : op.inputs)
+        if (--pending_readers[ref.op] == 0 && !needed_[ref.op] && !sliced[ref.op]) folded_.erase(ref.op);
     }
+  }
+
+  // Writes a needed constant, or points its name at an equal one already
+  // written: rewrites can leave two constants with the same contents (the
+  // same kernel reached along two paths), and one copy is enough.
+  void write_initializer(OpId id) {
+    const TensorData& data = *folded_.at(id);
+    auto& same_shape = written_by_shape_[{static_cast<int>(data.dtype()), data.shape()}];
+    for (const auto& [name, earlier] : same_shape) {
+      if (std::memcmp(earlier->raw(), data.raw(), data.nbytes()) == 0) {
+        names_[id][0] = name;
+        return;
+      }
+    }
+    tensor_to_proto(data, names_[id][0], out_->add_initializer());
+    same_shape.emplace_back(names_[id][0], folded_.at(id));
   }
 
   std::string int_initializer(const std::string& base, const std::vector<int64_t>& values) {
@@ -164,25 +231,84 @@ class Exporter {
   // node writes an intermediate and the activation node writes the output.
   onnx::NodeProto* main_node(OpId id, const std::string& type) {
     const Op& op = g_.op(id);
-    onnx::NodeProto* n = node(type, op.name);
-    for (const TensorRef& ref : op.inputs) n->add_input(input_name(ref));
+    std::vector<std::string> inputs;
+    for (const TensorRef& ref : op.inputs) inputs.push_back(input_name(ref));
     auto act = static_cast<Activation>(op.attrs.get_int(AttrKey::Activation, 0));
+    if (auto moved = spelling_.conv_activation.find(id); moved != spelling_.conv_activation.end()) act = moved->second;
+    return node_with_activation(type, op.name, inputs, names_[id], act);
+  }
+
+  // A node, and with an activation a second node the runtime fuses back into it.
+  onnx::NodeProto* node_with_activation(const std::string& type, const std::string& base_name,
+                                        const std::vector<std::string>& inputs,
+                                        const std::vector<std::string>& outputs, Activation act) {
+    onnx::NodeProto* n = node(type, base_name);
+    for (const std::string& name : inputs) n->add_input(name);
     if (act == Activation::None) {
-      for (const std::string& name : names_[id]) n->add_output(name);
+      for (const std::string& name : outputs) n->add_output(name);
       return n;
     }
-    std::string pre = unique(names_[id][0] + "/pre_activation", 0, 1);
+    std::string pre = unique(outputs[0] + "/pre_activation", 0, 1);
     n->add_output(pre);
     const char* act_type = act == Activation::Relu ? "Relu" : act == Activation::Sigmoid ? "Sigmoid" : "Tanh";
-    onnx::NodeProto* a = node(act_type, op.name + "/" + act_type);
+    onnx::NodeProto* a = node(act_type, base_name + "/" + act_type);
     a->add_input(pre);
-    a->add_output(names_[id][0]);
+    a->add_output(outputs[0]);
     return n;
+  }
+
+  std::string tensor_initializer(const std::string& base, const TensorData& data) {
+    std::string name = unique(base, 0, 1);
+    tensor_to_proto(data, name, out_->add_initializer());
+    return name;
+  }
+
+  // A conv whose only reader is a channel Split, written as one conv per
+  // piece: each reads its slice of the kernel and bias and writes the
+  // Split's output, so a runtime sees plain Conv -> (BatchNorm, activation)
+  // chains it can fuse (see export_spelling.h).
+  void emit_conv_pieces(OpId conv, const std::vector<ExportSpelling::ConvPiece>& pieces) {
+    const Op& op = g_.op(conv);
+    const Attributes& at = op.attrs;
+    const TensorData& kernel = *folded_.at(op.inputs[1].op);
+    const TensorData* bias = op.inputs.size() > 2 ? folded_.at(op.inputs[2].op).get() : nullptr;
+    const auto conv_act = static_cast<Activation>(at.get_int(AttrKey::Activation, 0));
+    const std::vector<int64_t> dilations = at.get_ints(AttrKey::Dilations, {1, 1});
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      const int64_t begin = pieces[k].begin, end = pieces[k].end;
+      std::vector<int64_t> pads = at.get_ints(AttrKey::Pads, {0, 0, 0, 0});
+      std::shared_ptr<TensorData> piece = conv_kernel_piece(kernel, begin, end, pads, dilations);
+      const std::string piece_name = op.name + "/piece" + std::to_string(k);
+      std::vector<std::string> inputs = {input_name(pieces[k].input.value_or(op.inputs[0])),
+                                         tensor_initializer(piece_name + "/W", *piece)};
+      if (bias) {
+        std::vector<float> values(bias->floats() + begin, bias->floats() + end);
+        inputs.push_back(tensor_initializer(piece_name + "/B", *TensorData::from_floats({end - begin}, values)));
+      }
+      const std::string& out = names_[pieces[k].out.op][pieces[k].out.index];
+      const Activation act = conv_act != Activation::None ? conv_act : pieces[k].activation;
+      onnx::NodeProto* n = node_with_activation("Conv", piece_name, inputs, {out}, act);
+      set_ints(n, "kernel_shape", {piece->shape()[2], piece->shape()[3]});
+      set_ints(n, "strides", at.get_ints(AttrKey::Strides, {1, 1}));
+      set_ints(n, "pads", pads);
+      set_ints(n, "dilations", dilations);
+      set_int(n, "group", pieces[k].groups);
+    }
   }
 
   void emit_op(OpId id) {
     const Op& op = g_.op(id);
     const Attributes& at = op.attrs;
+    if (auto pieces = spelling_.conv_pieces.find(id); pieces != spelling_.conv_pieces.end()) {
+      emit_conv_pieces(id, pieces->second);
+      return;
+    }
+    if (spelling_.split_written_as_pieces.count(id) || spelling_.concat_not_written.count(id)) return;
+    if (spelling_.activation_into_concat_inputs.count(id)) {
+      // The convs feeding the Concat apply the activation already.
+      names_[id][0] = names_[op.inputs[0].op][op.inputs[0].index];
+      return;
+    }
     switch (op.type) {
       case OpType::Conv: {
         onnx::NodeProto* n = main_node(id, "Conv");
@@ -194,7 +320,7 @@ class Exporter {
         set_int(n, "group", at.get_int(AttrKey::Group, 1));
         return;
       }
-      case OpType::MatMul: main_node(id, "MatMul"); return;
+      case OpType::MatMul: main_node(id, spelling_.matmul_as_gemm.count(id) ? "Gemm" : "MatMul"); return;
       case OpType::Gemm: {
         onnx::NodeProto* n = main_node(id, "Gemm");
         set_float(n, "alpha", at.get_float(AttrKey::Alpha, 1));
@@ -340,11 +466,15 @@ class Exporter {
 
   const Graph& g_;
   onnx::GraphProto* out_;
+  ExportSpelling spelling_;
   std::vector<std::vector<std::string>> names_;
   std::set<std::string> used_;
   std::map<TensorRef, std::string> output_name_;
   std::vector<bool> constant_;
+  std::vector<bool> needed_;
   std::unordered_map<OpId, std::shared_ptr<const TensorData>> folded_;
+  std::map<std::pair<int, Shape>, std::vector<std::pair<std::string, std::shared_ptr<const TensorData>>>>
+      written_by_shape_;
 };
 
 }  // namespace
@@ -367,7 +497,10 @@ std::string export_onnx_bytes(const Graph& graph, const ExportOptions& options) 
 }
 
 void export_onnx_file(const Graph& graph, const std::string& path, const ExportOptions& options) {
-  std::string bytes = export_onnx_bytes(graph, options);
+  write_onnx_bytes(export_onnx_bytes(graph, options), path);
+}
+
+void write_onnx_bytes(const std::string& bytes, const std::string& path) {
   std::string temp = path + ".tmp";
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);

@@ -2,6 +2,12 @@
 //
 // Weights become initializers; weight-only subgraphs (for example the kernel
 // enlargement a rewrite introduced) are folded into initializers first.
+// Only constants that a written node or a graph output reads are written,
+// each once: a constant a rewrite folded through (a conv kernel before its
+// BatchNorm was folded in) is not shipped, and constants with equal contents
+// share one initializer. Patterns that runtimes fuse are written so they
+// still can (export_spelling.h): a merged conv read through a channel Split
+// becomes one conv per piece, for example.
 // Graph input and output names and shapes are those of the Graph, so a model
 // imported and exported again keeps its signature. Fused activations become
 // a separate activation node; Gelu becomes its erf formula.
@@ -23,6 +29,8 @@ inline constexpr int64_t kExportOpset = 17;
 std::string export_onnx_bytes(const Graph& graph, const ExportOptions& options = {});
 // Writes the model atomically (temp file + rename). Throws Error on I/O failure.
 void export_onnx_file(const Graph& graph, const std::string& path, const ExportOptions& options = {});
+// Writes serialized model bytes the same way.
+void write_onnx_bytes(const std::string& bytes, const std::string& path);
 
 // The ONNX checker with the full check (type and shape inference in strict
 // mode, as onnx.checker.check_model(model, full_check=True)). Throws

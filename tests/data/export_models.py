@@ -59,6 +59,9 @@ def build_vision(arch):
     if arch == "inception_v3":
         model = torchvision.models.inception_v3(
             weights=None, init_weights=True, aux_logits=False, transform_input=False)
+    elif arch == "googlenet":
+        model = torchvision.models.googlenet(
+            weights=None, init_weights=True, aux_logits=False, transform_input=False)
     else:
         model = getattr(torchvision.models, arch)(weights=None)
     randomise_batchnorm(model)
@@ -110,7 +113,13 @@ VISION = [
     ("squeezenet1_1", 13, (1, 3, 224, 224), False),
     ("resnet50", 17, (1, 3, 224, 224), True),
     ("inception_v3", 17, (1, 3, 299, 299), True),
+    ("googlenet", 17, (1, 3, 224, 224), True),
+    ("resnext50_32x4d", 17, (1, 3, 224, 224), True),
 ]
+
+# Exported only when asked for by name (--only): benchmark models that no test
+# loads, kept out of the suite's fixture run to save its time.
+BENCH_ONLY = {"googlenet_bn", "googlenet_folded", "resnext50_32x4d_bn", "resnext50_32x4d_folded"}
 
 
 def model_table():
@@ -222,7 +231,7 @@ def up_to_date(path):
 
 def select(specs, only):
     if not only:
-        return specs
+        return [s for s in specs if s.name not in BENCH_ONLY]
     wanted = [n.strip() for n in only.split(",") if n.strip()]
     known = {s.name for s in specs} | {s.family for s in specs}
     unknown = [n for n in wanted if n not in known]

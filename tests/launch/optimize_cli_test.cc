@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "env/rules/rule_library.h"
 #include "env/rules/rule_writer.h"
@@ -57,6 +59,67 @@ TEST(OptimizeCli, RefusesToWriteAGraphThatIsNotEquivalent) {
   EXPECT_FALSE(std::filesystem::exists(out_file));
 }
 
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The end-to-end gate: with a noise margin no rewrite can clear (it would
+// need to be twice as fast), optimize keeps the original, byte for byte,
+// and says so.
+TEST(OptimizeCli, KeepsTheOriginalWhenTheResultIsNotFasterEndToEnd) {
+  const std::string in = testing::model_path("resnet18_bn.onnx");
+  const std::string out_file = testing::scratch_dir() + "/kept-resnet18.onnx";
+  std::string out;
+  ASSERT_EQ(gw("optimize " + in + " -o " + out_file + " --budget 10 --noise-margin 0.99 --verify-rounds 2 --json", &out), 0)
+      << out;
+  expect_keys(out, {"verify_runtime", "noise_margin", "executor_speedup", "executor_original_ms",
+                    "executor_optimized_ms", "onnxruntime_speedup", "written", "verdict"});
+  EXPECT_NE(out.find("\"written\":\"original\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"onnxruntime_speedup\":null"), std::string::npos) << out;
+  EXPECT_NE(out.find("not faster"), std::string::npos) << out;
+  EXPECT_EQ(read_bytes(out_file), read_bytes(in)) << "the original must be kept byte for byte";
+  // The human summary says it too.
+  ASSERT_EQ(gw("optimize " + in + " -o " + out_file + " --budget 10 --noise-margin 0.99 --verify-rounds 2", &out), 0);
+  EXPECT_NE(out.find("kept original"), std::string::npos) << out;
+  EXPECT_NE(out.find("end to end"), std::string::npos) << out;
+}
+
+// With onnxruntime deciding, both speedups are reported and what is written
+// still computes what the input computes, in onnxruntime.
+TEST(OptimizeCli, VerifiesInOnnxRuntimeWhenAsked) {
+  const std::string in = testing::model_path("resnet18_bn.onnx");
+  const std::string out_file = testing::scratch_dir() + "/verified-resnet18.onnx";
+  std::string out;
+  ASSERT_EQ(gw("optimize " + in + " -o " + out_file + " --budget 10 --verify-runtime onnxruntime --verify-rounds 2 --json",
+               &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("\"verify_runtime\":\"onnxruntime\""), std::string::npos) << out;
+  EXPECT_EQ(out.find("\"onnxruntime_speedup\":null"), std::string::npos) << out;
+  EXPECT_EQ(out.find("\"executor_speedup\":null"), std::string::npos) << out;
+  const bool optimized = out.find("\"written\":\"optimized\"") != std::string::npos;
+  EXPECT_TRUE(optimized || out.find("\"written\":\"original\"") != std::string::npos) << out;
+  const testing::OrtComparison cmp = testing::ort_compare(in, out_file);
+  EXPECT_LE(cmp.max_rel_err, 1e-4);
+  for (const auto& entry : std::filesystem::directory_iterator(testing::scratch_dir()))
+    EXPECT_EQ(entry.path().string().find(".tmp"), std::string::npos) << "temporary file left: " << entry.path();
+}
+
+// A zoo graph has no input file: keeping the original writes its export.
+TEST(OptimizeCli, KeepsAZooOriginalAsItsExport) {
+  const std::string out_file = testing::scratch_dir() + "/kept-nasrnn.onnx";
+  std::string out;
+  ASSERT_EQ(gw("optimize nasrnn -o " + out_file + " --budget 5 --noise-margin 0.99 --verify-rounds 2 --json", &out), 0)
+      << out;
+  EXPECT_NE(out.find("\"written\":\"original\""), std::string::npos) << out;
+  const std::string reference = testing::scratch_dir() + "/nasrnn-reference.onnx";
+  ASSERT_EQ(gw("zoo nasrnn -o " + reference, &out), 0) << out;
+  EXPECT_EQ(read_bytes(out_file), read_bytes(reference));
+}
+
 TEST(OptimizeCli, BadArgumentsAreClearErrors) {
   std::string out;
   EXPECT_EQ(gw("optimize bert", &out), 2);
@@ -66,6 +129,12 @@ TEST(OptimizeCli, BadArgumentsAreClearErrors) {
   EXPECT_EQ(gw("optimize bert -o /tmp/x.onnx --alpha 0.5", &out), 2);
   EXPECT_NE(out.find("alpha"), std::string::npos) << out;
   EXPECT_EQ(gw("optimize no_such_model.onnx -o /tmp/x.onnx", &out), 2);
+  EXPECT_EQ(gw("optimize bert -o /tmp/x.onnx --verify-runtime tensorrt", &out), 2);
+  EXPECT_NE(out.find("--verify-runtime must be executor, onnxruntime or none"), std::string::npos) << out;
+  EXPECT_EQ(gw("optimize bert -o /tmp/x.onnx --noise-margin 1.5", &out), 2);
+  EXPECT_NE(out.find("--noise-margin"), std::string::npos) << out;
+  EXPECT_EQ(gw("optimize bert -o /tmp/x.onnx --verify-rounds 0", &out), 2);
+  EXPECT_NE(out.find("--verify-rounds"), std::string::npos) << out;
 }
 
 TEST(EnvBenchCli, PrintsStepAndResetTimes) {

@@ -64,14 +64,18 @@ export function loadOrt() {
 
 export const OPT_LEVELS = ['disabled', 'basic', 'extended', 'all'];
 
-export function sessionOptions({ threads = 1, opt = 'disabled' } = {}) {
-  return {
+export function sessionOptions({ threads = 1, opt = 'disabled', saveOptimized } = {}) {
+  const options = {
     graphOptimizationLevel: opt,
     intraOpNumThreads: threads,
     interOpNumThreads: threads,
     executionMode: 'sequential',
     logSeverityLevel: 3,
   };
+  // onnxruntime writes the graph it will run, after its own fusions: the
+  // evidence for how it treats an exported spelling.
+  if (saveOptimized) options.optimizedModelFilePath = saveOptimized;
+  return options;
 }
 
 export async function createSession(ort, modelPath, opts) {

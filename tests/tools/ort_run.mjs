@@ -3,7 +3,7 @@
 // tests check their results against.
 //
 //   node tests/tools/ort_run.mjs --model M.onnx --inputs IN_DIR --outputs OUT_DIR
-//        [--threads N] [--opt disabled|basic|extended|all]
+//        [--threads N] [--opt disabled|basic|extended|all] [--save-optimized OUT.onnx]
 //   node tests/tools/ort_run.mjs --model M.onnx --bench [--iters N] [--warmup W]
 //        [--threads N] [--opt ...] [--inputs IN_DIR] [--seed S] [--json]
 //
@@ -17,6 +17,7 @@ import {
 
 const USAGE = `usage:
   node ort_run.mjs --model M.onnx --inputs IN_DIR --outputs OUT_DIR [--threads N] [--opt LEVEL]
+  node ort_run.mjs --model M.onnx --save-optimized OUT.onnx [--opt LEVEL] [--threads N]
   node ort_run.mjs --model M.onnx --bench [--iters N] [--warmup W] [--threads N] [--opt LEVEL]
                    [--inputs IN_DIR] [--seed S] [--json]
   LEVEL: disabled (default) | basic | extended | all; threads default 1`;
@@ -73,7 +74,7 @@ function percentile(sorted, q) {
 
 async function main() {
   const { opts, positional } = parseArgs(process.argv.slice(2), {
-    values: ['model', 'inputs', 'outputs', 'threads', 'opt', 'iters', 'warmup', 'seed'],
+    values: ['model', 'inputs', 'outputs', 'threads', 'opt', 'iters', 'warmup', 'seed', 'save-optimized'],
     flags: ['bench', 'json', 'help'],
   });
   if (opts.help) {
@@ -85,6 +86,14 @@ async function main() {
   const threads = intOption(opts, 'threads', 1, 1);
   const opt = optOption(opts);
   const bench = Boolean(opts.bench);
+  const saveOptimized = opts['save-optimized'];
+  if (saveOptimized && !bench && !opts.inputs) {
+    // Only the optimised graph is wanted: load the model, let onnxruntime write it, stop.
+    checkModelFile(opts.model);
+    await createSession(loadOrt(), opts.model, { threads, opt, saveOptimized });
+    process.stdout.write(`ort_run: wrote onnxruntime's optimised graph (opt ${opt}) to ${saveOptimized}\n`);
+    return 0;
+  }
   if (!bench) {
     if (!opts.inputs || !opts.outputs) throw new ToolError(`--inputs and --outputs are required without --bench\n${USAGE}`);
     for (const k of ['iters', 'warmup', 'seed', 'json']) {
@@ -99,7 +108,7 @@ async function main() {
   checkModelFile(opts.model);
 
   const ort = loadOrt();
-  const session = await createSession(ort, opts.model, { threads, opt });
+  const session = await createSession(ort, opts.model, { threads, opt, saveOptimized });
 
   if (!bench) {
     const feeds = feedsFromDir(ort, session, opts.inputs, opts.model);

@@ -1,0 +1,49 @@
+// optimize's last gate: is the optimised graph faster than the original end
+// to end, where it will run? A cost model prices ops one at a time; this
+// times whole models, original against optimised in alternating rounds,
+// with the executor and, on request, in onnxruntime with its own graph
+// optimisations on (how people deploy). The optimised graph is written only
+// when the deciding runtime finds it faster by more than a noise margin;
+// otherwise optimize keeps the original and says so. With onnxruntime
+// deciding, a result within the noise band there (a tie: onnxruntime made
+// the same rewrites itself) is written when the executor finds it faster.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "env/graph/graph.h"
+#include "env/ops/latency_comparison.h"
+#include "launch/onnxruntime_comparison.h"
+
+namespace graphworld {
+
+enum class VerifyRuntime { None, Executor, OnnxRuntime };
+
+// "none", "executor" or "onnxruntime"; throws UsageError otherwise.
+VerifyRuntime parse_verify_runtime(const std::string& text);
+const char* verify_runtime_name(VerifyRuntime runtime);
+
+struct EndToEndCheckOptions {
+  VerifyRuntime runtime = VerifyRuntime::Executor;
+  // The optimised graph must be at least (1 + noise_margin) times faster.
+  double noise_margin = 0.01;
+  int rounds = 7;
+  int threads = 0;  // 0 = every core
+  uint64_t seed = 1;
+};
+
+struct EndToEndCheck {
+  std::optional<LatencyComparison> executor;
+  std::optional<OnnxRuntimeComparison> onnxruntime;
+  bool optimized_is_faster = true;
+  std::string verdict;  // one line: why the optimised graph was kept or not
+};
+
+// `original_onnx` is the original model as an ONNX file (the user's input, or
+// an export of it) and `optimized_onnx` the optimised graph written to a
+// temporary file; both are needed only for onnxruntime.
+EndToEndCheck check_end_to_end(const Graph& original, const Graph& optimized, const std::string& original_onnx,
+                               const std::string& optimized_onnx, const EndToEndCheckOptions& options);
+
+}  // namespace graphworld

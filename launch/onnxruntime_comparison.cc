@@ -1,0 +1,95 @@
+#include "launch/onnxruntime_comparison.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+
+#include "common/error.h"
+
+namespace graphworld {
+namespace {
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+double json_number(const std::string& json, const std::string& key) {
+  std::smatch m;
+  if (!std::regex_search(json, m, std::regex("\"" + key + "\":(-?[0-9.eE+-]+)")))
+    throw Error("onnxruntime comparison: no '" + key + "' in the script's output: " + json);
+  return std::stod(m[1]);
+}
+
+}  // namespace
+
+std::string onnxruntime_tools_dir() {
+  if (const char* dir = std::getenv("GRAPHWORLD_ORT_TOOLS"); dir && *dir) return dir;
+  return std::string(GRAPHWORLD_SOURCE_DIR) + "/tests/tools";
+}
+
+void require_onnxruntime() {
+  const std::string script = onnxruntime_tools_dir() + "/ort_ab.mjs";
+  if (!std::filesystem::exists(script))
+    throw Error("the onnxruntime comparison script " + script +
+                " is missing; set GRAPHWORLD_ORT_TOOLS to the folder holding ort_ab.mjs (tests/tools in graphworld's "
+                "source tree)");
+  if (std::system("command -v node >/dev/null 2>&1") != 0)
+    throw Error("--verify-runtime onnxruntime needs Node.js ('node' is not on PATH); launch/install-deps installs it "
+                "with onnxruntime-node, or use --verify-runtime executor");
+  const char* modules = std::getenv("GRAPHWORLD_NODE_MODULES");
+  const std::string dir = modules && *modules ? std::string(modules)
+                                              : std::string(GRAPHWORLD_SOURCE_DIR) + "/build/node/node_modules";
+  if (!std::filesystem::exists(dir + "/onnxruntime-node/package.json"))
+    throw Error("--verify-runtime onnxruntime needs onnxruntime-node, not found in " + dir +
+                "; run launch/install-deps (it installs it there), or set GRAPHWORLD_NODE_MODULES to a node_modules "
+                "folder that holds it");
+}
+
+OnnxRuntimeComparison compare_onnxruntime_latency(const std::string& original_path, const std::string& candidate_path,
+                                                  const OnnxRuntimeComparisonOptions& options) {
+  require_onnxruntime();
+  const std::string script = onnxruntime_tools_dir() + "/ort_ab.mjs";
+  const std::string stderr_file = std::filesystem::temp_directory_path() /
+                                  ("graphworld-ort-ab-" + std::to_string(::getpid()) + ".err");
+  const std::string command = "node " + shell_quote(script) + " --a " + shell_quote(original_path) + " --b " +
+                              shell_quote(candidate_path) + " --rounds " + std::to_string(options.rounds) +
+                              " --iters " + std::to_string(options.iters) + " --threads " +
+                              std::to_string(options.threads) + " --opt " + shell_quote(options.opt_level) +
+                              " --json 2>" + shell_quote(stderr_file);
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) throw Error("cannot start node to run " + script);
+  std::string output;
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  std::string errors;
+  if (FILE* f = std::fopen(stderr_file.c_str(), "r")) {
+    while (size_t n = std::fread(buffer, 1, sizeof(buffer), f)) errors.append(buffer, n);
+    std::fclose(f);
+  }
+  std::filesystem::remove(stderr_file);
+  while (!errors.empty() && (errors.back() == '\n' || errors.back() == '\r')) errors.pop_back();
+  if (status != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw Error("onnxruntime could not compare " + original_path + " with " + candidate_path + ": " +
+                (errors.empty() ? "node exited with status " + std::to_string(WEXITSTATUS(status)) : errors));
+  OnnxRuntimeComparison result;
+  result.original_ms = json_number(output, "a_ms");
+  result.candidate_ms = json_number(output, "b_ms");
+  result.speedup = json_number(output, "speedup");
+  std::smatch m;
+  if (std::regex_search(output, m, std::regex("\"ratios\":\\[([^\\]]*)\\]"))) {
+    std::string list = m[1];
+    std::regex number("-?[0-9.eE+-]+");
+    for (auto it = std::sregex_iterator(list.begin(), list.end(), number); it != std::sregex_iterator(); ++it)
+      result.ratios.push_back(std::stod(it->str()));
+  }
+  return result;
+}
+
+}  // namespace graphworld

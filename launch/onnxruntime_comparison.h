@@ -1,0 +1,40 @@
+// A/B latency of two ONNX files in onnxruntime, the runtime most users deploy
+// with: runs tests/tools/ort_ab.mjs (onnxruntime-node) in a child process.
+// The scripts are found in $GRAPHWORLD_ORT_TOOLS, else in the source tree
+// this binary was built from; onnxruntime-node where those scripts look for
+// it ($GRAPHWORLD_NODE_MODULES, else <repo>/build/node/node_modules, where
+// launch/install-deps puts it).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace graphworld {
+
+struct OnnxRuntimeComparisonOptions {
+  int rounds = 7;
+  int iters = 10;
+  int threads = 1;
+  std::string opt_level = "all";  // onnxruntime's graph optimisation level
+};
+
+struct OnnxRuntimeComparison {
+  double original_ms = 0;
+  double candidate_ms = 0;
+  double speedup = 1;  // median over alternating rounds of original / candidate
+  std::vector<double> ratios;
+};
+
+// Throws Error naming what is missing (node, onnxruntime-node, the script)
+// and how to install it, or onnxruntime's own message when a model fails.
+OnnxRuntimeComparison compare_onnxruntime_latency(const std::string& original_path, const std::string& candidate_path,
+                                                  const OnnxRuntimeComparisonOptions& options = {});
+
+// Throws Error saying what to install when node, onnxruntime-node or the
+// script is missing: called before a long search, not after it.
+void require_onnxruntime();
+
+// The directory holding ort_ab.mjs and its siblings.
+std::string onnxruntime_tools_dir();
+
+}  // namespace graphworld

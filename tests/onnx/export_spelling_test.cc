@@ -1,0 +1,172 @@
+// The exporter's spelling for runtimes that fuse (env/onnx/export_spelling.h):
+// merged convs read through Splits come back as separate convs with their
+// original kernels, activations behind a Concat go back into its convs, and
+// 2-D MatMuls become Gemms; each spelling computes what the graph computes,
+// in the executor (after re-import) and in onnxruntime.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <map>
+
+#include "env/onnx/export_spelling.h"
+#include "env/onnx/onnx_export.h"
+#include "env/onnx/onnx_import.h"
+#include "env/ops/executor.h"
+#include "env/ops/graph_builder.h"
+#include "tests/support/test_env.h"
+
+namespace graphworld {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+onnx::ModelProto parse(const std::string& bytes) {
+  onnx::ModelProto model;
+  EXPECT_TRUE(model.ParseFromString(bytes));
+  return model;
+}
+
+std::map<std::string, int> op_counts(const onnx::ModelProto& model) {
+  std::map<std::string, int> counts;
+  for (const auto& node : model.graph().node()) ++counts[node.op_type()];
+  return counts;
+}
+
+const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::string& name) {
+  for (const auto& a : node.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+// The export re-imported computes what `graph` computes (executor), and the
+// file computes it in onnxruntime too.
+void expect_equivalent(const Graph& graph, const std::string& bytes, const std::string& label) {
+  const Graph back = import_onnx_bytes(bytes, label);
+  const auto inputs = random_inputs(graph, 7);
+  const auto want = Executor(graph).run(inputs);
+  const auto got = Executor(back).run(inputs);
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t k = 0; k < want.size(); ++k) EXPECT_LE(testing::relative_error(*want[k], *got[k]), 1e-5) << label;
+  const std::string path = testing::scratch_dir() + "/" + label + ".onnx";
+  write_onnx_bytes(bytes, path);
+  const auto ort = testing::run_onnxruntime(path, graph, inputs);
+  for (size_t k = 0; k < want.size(); ++k) EXPECT_LE(testing::relative_error(*want[k], *ort[k]), 1e-4) << label;
+  std::filesystem::remove(path);
+}
+
+TEST(ExportSpelling, KernelPieceTrimsZeroBordersThePaddingCanAbsorb) {
+  // Two output channels: the first a 1x1 kernel enlarged to 3x3, the second a real 3x3.
+  auto kernel = std::make_shared<TensorData>(DType::Float32, Shape{2, 1, 3, 3});
+  for (int i = 0; i < 18; ++i) kernel->floats()[i] = 0;
+  kernel->floats()[4] = 2.5f;
+  for (int i = 9; i < 18; ++i) kernel->floats()[i] = static_cast<float>(i);
+  Ints pads = {1, 1, 1, 1};
+  auto first = conv_kernel_piece(*kernel, 0, 1, pads, {1, 1});
+  EXPECT_EQ(first->shape(), (Shape{1, 1, 1, 1}));
+  EXPECT_EQ(first->floats()[0], 2.5f);
+  EXPECT_EQ(pads, (Ints{0, 0, 0, 0}));
+  pads = {1, 1, 1, 1};
+  auto second = conv_kernel_piece(*kernel, 1, 2, pads, {1, 1});
+  EXPECT_EQ(second->shape(), (Shape{1, 1, 3, 3}));
+  EXPECT_EQ(second->floats()[0], 9.0f);
+  EXPECT_EQ(pads, (Ints{1, 1, 1, 1}));
+  // Without padding to give up, a zero border stays (the output size depends on it).
+  pads = {0, 0, 0, 0};
+  EXPECT_EQ(conv_kernel_piece(*kernel, 0, 1, pads, {1, 1})->shape(), (Shape{1, 1, 3, 3}));
+  // Asymmetric: only the top pad can absorb a row.
+  pads = {1, 0, 0, 0};
+  EXPECT_EQ(conv_kernel_piece(*kernel, 0, 1, pads, {1, 1})->shape(), (Shape{1, 1, 2, 3}));
+  EXPECT_EQ(pads, (Ints{0, 0, 0, 0}));
+}
+
+// What merge-parallel-convs with kernel enlargement leaves: one conv over
+// the concatenated kernels, read through a Split, whose pieces a BatchNorm
+// and a Relu follow.
+TEST(ExportSpelling, MergedConvThroughSplitIsWrittenAsItsPieces) {
+  GraphBuilder b(11);
+  TensorRef x = b.input("x", {1, 4, 9, 9});
+  TensorRef w1 = b.random_weight({6, 4, 1, 1}, -1, 1, "w1");
+  TensorRef w3 = b.random_weight({8, 4, 3, 3}, -1, 1, "w3");
+  TensorRef big = b.add1(OpType::EnlargeKernel, {w1}, {{AttrKey::KernelShape, Ints{3, 3}}});
+  TensorRef merged_w = b.add1(OpType::Concat, {big, w3}, {{AttrKey::Axis, int64_t{0}}});
+  TensorRef bias = b.random_weight({14}, -1, 1, "bias");
+  TensorRef conv = b.add1(OpType::Conv, {x, merged_w, bias}, {{AttrKey::Pads, Ints{1, 1, 1, 1}}}, "merged");
+  std::vector<TensorRef> parts = b.add(OpType::Split, {conv}, {{AttrKey::Axis, int64_t{1}}, {AttrKey::Split, Ints{6, 8}}});
+  TensorRef inner = b.add(OpType::Split, {parts[1]}, {{AttrKey::Axis, int64_t{1}}, {AttrKey::Split, Ints{3, 5}}})[1];
+  b.output(b.add1(OpType::Relu, {parts[0]}), "a");
+  b.output(b.add1(OpType::Sigmoid, {inner}), "b");
+  const Graph graph = b.finish();
+  const std::string bytes = export_onnx_bytes(graph);
+  const onnx::ModelProto model = parse(bytes);
+  auto counts = op_counts(model);
+  EXPECT_EQ(counts["Split"], 0);
+  EXPECT_EQ(counts["Conv"], 2) << "one conv per leaf piece of the nested Splits that something reads";
+  std::map<int64_t, int64_t> kernel_by_channels;
+  for (const auto& node : model.graph().node()) {
+    if (node.op_type() != "Conv") continue;
+    const auto* kernel = attribute(node, "kernel_shape");
+    ASSERT_NE(kernel, nullptr);
+    for (const auto& init : model.graph().initializer())
+      if (init.name() == node.input(1)) kernel_by_channels[init.dims(0)] = kernel->ints(0);
+  }
+  EXPECT_EQ(kernel_by_channels[6], 1) << "the enlarged kernel is trimmed back to 1x1";
+  EXPECT_EQ(kernel_by_channels.count(3), 0u) << "the piece nobody reads is not written";
+  EXPECT_EQ(kernel_by_channels[5], 3);
+  for (const auto& init : model.graph().initializer()) EXPECT_NE(init.dims(0), 14) << "the merged kernel is not shipped";
+  expect_equivalent(graph, bytes, "merged_conv");
+}
+
+// merge-grouped-convs: convs on different inputs become one grouped conv
+// over their Concat; moving a Relu behind a Concat makes relu(concat(...)).
+TEST(ExportSpelling, GroupedConvOverConcatAndMovedActivationsGoBack) {
+  GraphBuilder b(12);
+  TensorRef x = b.input("x", {1, 4, 7, 7});
+  TensorRef ca = b.add1(OpType::Conv, {x, b.random_weight({4, 4, 1, 1}, -1, 1)}, {}, "a");
+  TensorRef cb = b.add1(OpType::Conv, {x, b.random_weight({4, 4, 1, 1}, -1, 1)}, {}, "b");
+  TensorRef joined = b.add1(OpType::Concat, {ca, cb}, {{AttrKey::Axis, int64_t{1}}});
+  TensorRef relu = b.add1(OpType::Relu, {joined});
+  TensorRef grouped = b.add1(OpType::Conv, {relu, b.random_weight({6, 4, 3, 3}, -1, 1)},
+                             {{AttrKey::Group, int64_t{2}}, {AttrKey::Pads, Ints{1, 1, 1, 1}}}, "grouped");
+  std::vector<TensorRef> parts = b.add(OpType::Split, {grouped}, {{AttrKey::Axis, int64_t{1}}, {AttrKey::Split, Ints{3, 3}}});
+  b.output(parts[0], "p");
+  b.output(parts[1], "q");
+  const Graph graph = b.finish();
+  const std::string bytes = export_onnx_bytes(graph);
+  const onnx::ModelProto model = parse(bytes);
+  auto counts = op_counts(model);
+  EXPECT_EQ(counts["Split"], 0);
+  EXPECT_EQ(counts["Concat"], 0) << "the grouped conv's pieces read the Concat's inputs";
+  EXPECT_EQ(counts["Conv"], 4);
+  EXPECT_EQ(counts["Relu"], 2) << "the Relu behind the Concat goes into each conv";
+  for (const auto& node : model.graph().node()) {
+    if (node.op_type() == "Conv") {
+      EXPECT_EQ(attribute(node, "group")->i(), 1);
+    }
+  }
+  expect_equivalent(graph, bytes, "grouped_conv");
+}
+
+TEST(ExportSpelling, TwoDimensionalMatMulWithoutAddIsGemm) {
+  GraphBuilder b(13);
+  TensorRef x = b.input("x", {2, 8});
+  TensorRef h = b.input("h", {2, 8});
+  TensorRef xw = b.add1(OpType::MatMul, {x, b.random_weight({8, 8}, -1, 1)});
+  TensorRef merged = b.add1(OpType::MatMul, {b.add1(OpType::Concat, {x, h}, {{AttrKey::Axis, int64_t{1}}}),
+                                             b.random_weight({16, 8}, -1, 1)});
+  TensorRef sum = b.add1(OpType::Add, {xw, b.random_weight({8}, -1, 1)});
+  TensorRef seq = b.input("s", {2, 3, 8});
+  TensorRef batched = b.add1(OpType::MatMul, {seq, b.random_weight({8, 8}, -1, 1)});
+  b.output(b.add1(OpType::Tanh, {merged}), "t");
+  b.output(sum, "u");
+  b.output(batched, "v");
+  const Graph graph = b.finish();
+  const std::string bytes = export_onnx_bytes(graph);
+  auto counts = op_counts(parse(bytes));
+  EXPECT_EQ(counts["Gemm"], 1) << "the MatMul an activation follows";
+  EXPECT_EQ(counts["MatMul"], 2) << "MatMul+Add is left to the runtime's own Gemm fusion; 3-D stays MatMul";
+  expect_equivalent(graph, bytes, "matmul_gemm");
+}
+
+}  // namespace
+}  // namespace graphworld
