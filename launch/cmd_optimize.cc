@@ -61,13 +61,35 @@ void copy_file_atomically(const std::string& from, const std::string& to) {
   std::error_code ec;
   if (std::filesystem::exists(to) && std::filesystem::equivalent(from, to, ec)) return;
   const std::string temp = to + ".tmp";
-  if (!std::filesystem::copy_file(from, temp, std::filesystem::copy_options::overwrite_existing, ec))
+  std::error_code ignored;
+  if (!std::filesystem::copy_file(from, temp, std::filesystem::copy_options::overwrite_existing, ec)) {
+    std::filesystem::remove(temp, ignored);
     throw Error(to + ": cannot write a copy of " + from + ": " + ec.message());
+  }
   std::filesystem::rename(temp, to, ec);
   if (ec) {
-    std::filesystem::remove(temp, ec);
-    throw Error(to + ": cannot replace the file");
+    const std::string reason = ec.message();
+    std::filesystem::remove(temp, ignored);
+    throw Error(to + ": cannot replace the file: " + reason);
   }
+}
+
+// Compares outputs and throws, writing nothing, when they differ.
+OutputDifference check_equivalent(const std::vector<std::shared_ptr<TensorData>>& expected,
+                                  const std::vector<std::shared_ptr<TensorData>>& got, const std::string& source,
+                                  const std::string& out, double tolerance, const std::string& advice) {
+  const OutputDifference diff = compare_outputs(expected, got);
+  if (diff.nonfinite_expected > 0)
+    throw Error(source + " gives " + std::to_string(diff.nonfinite_expected) +
+                " NaN or infinite output values on random inputs in [-1, 1), so the optimised graph's equivalence "
+                "cannot be checked; not writing " + out + ". Check the model in 'graphworld run' first");
+  if (!(diff.max_rel_err <= tolerance)) {
+    char detail[160];
+    std::snprintf(detail, sizeof(detail), "max relative error %.3g > tolerance %.3g", diff.max_rel_err, tolerance);
+    throw Error("the optimised graph does not compute what " + source + " computes (" + detail + "); not writing " +
+                out + ". " + advice);
+  }
+  return diff;
 }
 
 void write_speedup(JsonWriter& j, const std::string& runtime, std::optional<double> speedup, double original_ms,
@@ -121,29 +143,26 @@ int run_optimize(const CliArgs& args) {
   cost->flush();
   if (!quiet && tty) std::fprintf(stderr, "\n");
 
-  // What is checked and timed is what is written: the optimised graph as
-  // exported (spelled for runtimes that fuse, see env/onnx/export_spelling.h)
-  // and imported again.
-  const std::string optimized_bytes = export_onnx_bytes(result.graph);
-  const Graph shipped = import_onnx_bytes(optimized_bytes, out);
-
-  // Equivalence with the executor on seeded random inputs, before writing.
+  // Equivalence on seeded random inputs, before anything is written: first
+  // of the search's graph (a wrong rule shows here), then of that graph as
+  // exported and imported again (spelled for runtimes that fuse, see
+  // env/onnx/export_spelling.h), which is what is timed and written.
+  const bool changed = !result.applied.empty();
   const auto inputs = random_inputs(model.graph, options.seed + 1);
   const auto expected = Executor(model.graph).run(inputs);
-  const auto got = Executor(shipped).run(inputs);
-  const OutputDifference diff = compare_outputs(expected, got);
-  if (diff.nonfinite_expected > 0)
-    throw Error(model.source + " gives " + std::to_string(diff.nonfinite_expected) +
-                " NaN or infinite output values on random inputs in [-1, 1), so the optimised graph's equivalence "
-                "cannot be checked; not writing " + out + ". Check the model in 'graphworld run' first");
-  if (!(diff.max_rel_err <= tolerance)) {
-    char detail[160];
-    std::snprintf(detail, sizeof(detail), "max relative error %.3g > tolerance %.3g", diff.max_rel_err, tolerance);
-    throw Error("the optimised graph does not compute what " + model.source + " computes (" + detail +
-                "); not writing " + out + ". A rule applied here is wrong for this model: rerun with --search greedy "
-                "or --budget 0 to narrow it down, and report the applied rules (--json)");
+  OutputDifference diff;
+  std::string optimized_bytes;
+  std::optional<Graph> shipped;
+  if (changed) {
+    diff = check_equivalent(expected, Executor(result.graph).run(inputs), model.source, out, tolerance,
+                            "A rule applied here is wrong for this model: rerun with --search greedy or --budget 0 to "
+                            "narrow it down, and report the applied rules (--json)");
+    optimized_bytes = export_onnx_bytes(result.graph);
+    shipped = import_onnx_bytes(optimized_bytes, out + " (the export, not yet written)");
+    diff = check_equivalent(expected, Executor(*shipped).run(inputs), model.source, out, tolerance,
+                            "The search's graph was equivalent; its ONNX export is not, which is a bug in graphworld's "
+                            "exporter: please report it with the model and the applied rules (--json)");
   }
-  const bool changed = !result.applied.empty();
   EndToEndCheck check;
   {
     // onnxruntime reads files: the candidate beside OUT, and the original as
@@ -162,7 +181,7 @@ int run_optimize(const CliArgs& args) {
       if (!quiet && check_options.runtime != VerifyRuntime::None)
         std::fprintf(stderr, "timing the original against the optimised graph end to end (%s, %d alternating rounds)\n",
                      verify_runtime_name(check_options.runtime), check_options.rounds);
-      check = check_end_to_end(model.graph, shipped, original_file, candidate_file, check_options);
+      check = check_end_to_end(model.graph, *shipped, original_file, candidate_file, check_options);
     }
     if (check.optimized_is_faster)
       write_onnx_bytes(optimized_bytes, out);
@@ -248,7 +267,8 @@ Subcommand optimize_command() {
       {"--verify-runtime", "", "RT", "time original against optimised end to end before writing: executor (default),\n"
                                      "onnxruntime (also in onnxruntime with its optimisations on; it decides) or none"},
       {"--noise-margin", "", "M", "the optimised model must be at least 1+M times faster end to end (default 0.01)"},
-      {"--verify-rounds", "", "N", "alternating timing rounds of the end-to-end check (default 7)"},
+      {"--verify-rounds", "", "N", "alternating timing rounds of the end-to-end check (default 7; --threads sets its\n"
+                                    "threads too)"},
       {"--json", "", "", "print one JSON object"},
       {"--quiet", "-q", "", "no progress on stderr"},
   };

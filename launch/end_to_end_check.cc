@@ -24,6 +24,43 @@ const char* verify_runtime_name(VerifyRuntime runtime) {
   return "?";
 }
 
+EndToEndDecision decide_end_to_end(VerifyRuntime runtime, double executor_speedup,
+                                   std::optional<double> onnxruntime_speedup, double noise_margin) {
+  const double faster = 1.0 + noise_margin, slower = 1.0 - noise_margin;
+  char line[320];
+  if (runtime != VerifyRuntime::OnnxRuntime || !onnxruntime_speedup) {
+    const bool yes = executor_speedup >= faster;
+    std::snprintf(line, sizeof(line), "%s %.3fx in the executor (needs %.3fx: noise margin %.1f%%)",
+                  yes ? "faster:" : "not faster:", executor_speedup, faster, 100.0 * noise_margin);
+    return {yes, line};
+  }
+  // onnxruntime decides. Within the noise band it is a tie, which happens
+  // when onnxruntime makes the same rewrites itself (it folds BatchNorm and
+  // fuses activations): then the optimised file is written only if the
+  // executor, which does not, finds it faster, since runtimes that fuse
+  // less (onnxruntime with its optimisations off among them) gain.
+  const double ort = *onnxruntime_speedup;
+  if (ort >= faster) {
+    std::snprintf(line, sizeof(line),
+                  "faster: %.3fx in onnxruntime with its optimisations on (needs %.3fx: noise margin %.1f%%)", ort,
+                  faster, 100.0 * noise_margin);
+    return {true, line};
+  }
+  if (ort < slower) {
+    std::snprintf(line, sizeof(line),
+                  "not faster: %.3fx in onnxruntime with its optimisations on (slower beyond the %.1f%% noise margin)",
+                  ort, 100.0 * noise_margin);
+    return {false, line};
+  }
+  const bool yes = executor_speedup >= faster;
+  std::snprintf(line, sizeof(line),
+                "%s: %.3fx in onnxruntime with its optimisations on is a tie within the %.1f%% noise margin, and the "
+                "executor finds it %.3fx%s",
+                yes ? "faster" : "not faster", ort, 100.0 * noise_margin, executor_speedup,
+                yes ? "" : " (not faster either)");
+  return {yes, line};
+}
+
 EndToEndCheck check_end_to_end(const Graph& original, const Graph& optimized, const std::string& original_onnx,
                                const std::string& optimized_onnx, const EndToEndCheckOptions& options) {
   EndToEndCheck check;
@@ -35,42 +72,18 @@ EndToEndCheck check_end_to_end(const Graph& original, const Graph& optimized, co
   exec_options.rounds = options.rounds;
   exec_options.threads = options.threads;
   check.executor = compare_executor_latency(original, optimized, random_inputs(original, options.seed), exec_options);
-  const double faster = 1.0 + options.noise_margin, slower = 1.0 - options.noise_margin;
-  const double executor = check.executor->speedup;
-  char line[320];
-  if (options.runtime == VerifyRuntime::Executor) {
-    check.optimized_is_faster = executor >= faster;
-    std::snprintf(line, sizeof(line), "%s %.3fx in the executor (needs %.3fx: noise margin %.1f%%)",
-                  check.optimized_is_faster ? "faster:" : "not faster:", executor, faster, 100.0 * options.noise_margin);
-    check.verdict = line;
-    return check;
+  std::optional<double> ort;
+  if (options.runtime == VerifyRuntime::OnnxRuntime) {
+    OnnxRuntimeComparisonOptions ort_options;
+    ort_options.rounds = options.rounds;
+    ort_options.threads = options.threads > 0 ? options.threads
+                                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    check.onnxruntime = compare_onnxruntime_latency(original_onnx, optimized_onnx, ort_options);
+    ort = check.onnxruntime->speedup;
   }
-  OnnxRuntimeComparisonOptions ort_options;
-  ort_options.rounds = options.rounds;
-  ort_options.threads = options.threads > 0 ? options.threads
-                                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  check.onnxruntime = compare_onnxruntime_latency(original_onnx, optimized_onnx, ort_options);
-  // onnxruntime decides. Within the noise band it is a tie, which happens
-  // when onnxruntime makes the same rewrites itself (it folds BatchNorm and
-  // fuses activations): then the optimised file is written only if the
-  // executor, which does not, finds it faster, since runtimes that do less
-  // fusing (onnxruntime with its optimisations off among them) gain.
-  const double ort = check.onnxruntime->speedup;
-  const bool tie = ort >= slower && ort < faster;
-  check.optimized_is_faster = ort >= faster || (tie && executor >= faster);
-  if (ort >= faster)
-    std::snprintf(line, sizeof(line), "faster: %.3fx in onnxruntime with its optimisations on (needs %.3fx: noise margin %.1f%%)",
-                  ort, faster, 100.0 * options.noise_margin);
-  else if (tie)
-    std::snprintf(line, sizeof(line),
-                  "%s: %.3fx in onnxruntime with its optimisations on is a tie within the %.1f%% noise margin, and the "
-                  "executor finds it %.3fx%s",
-                  check.optimized_is_faster ? "faster" : "not faster", ort, 100.0 * options.noise_margin, executor,
-                  check.optimized_is_faster ? "" : " (not faster either)");
-  else
-    std::snprintf(line, sizeof(line), "not faster: %.3fx in onnxruntime with its optimisations on (slower beyond the %.1f%% noise margin)",
-                  ort, 100.0 * options.noise_margin);
-  check.verdict = line;
+  const EndToEndDecision decision = decide_end_to_end(options.runtime, check.executor->speedup, ort, options.noise_margin);
+  check.optimized_is_faster = decision.optimized_is_faster;
+  check.verdict = decision.verdict;
   return check;
 }
 

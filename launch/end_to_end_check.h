@@ -40,6 +40,18 @@ struct EndToEndCheck {
   std::string verdict;  // one line: why the optimised graph was kept or not
 };
 
+struct EndToEndDecision {
+  bool optimized_is_faster = false;
+  std::string verdict;
+};
+
+// The rule, apart from the timing: with the executor deciding, faster means
+// a speedup of at least 1 + noise_margin. With onnxruntime deciding, faster
+// there wins, slower there by more than the margin loses, and a tie within
+// the margin goes to the executor's verdict.
+EndToEndDecision decide_end_to_end(VerifyRuntime runtime, double executor_speedup,
+                                   std::optional<double> onnxruntime_speedup, double noise_margin);
+
 // `original_onnx` is the original model as an ONNX file (the user's input, or
 // an export of it) and `optimized_onnx` the optimised graph written to a
 // temporary file; both are needed only for onnxruntime.

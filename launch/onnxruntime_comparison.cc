@@ -55,15 +55,22 @@ OnnxRuntimeComparison compare_onnxruntime_latency(const std::string& original_pa
                                                   const OnnxRuntimeComparisonOptions& options) {
   require_onnxruntime();
   const std::string script = onnxruntime_tools_dir() + "/ort_ab.mjs";
-  const std::string stderr_file = std::filesystem::temp_directory_path() /
-                                  ("graphworld-ort-ab-" + std::to_string(::getpid()) + ".err");
+  // onnxruntime's messages go to a private temporary file (mkstemp), read
+  // back for the error text.
+  std::string stderr_file = (std::filesystem::temp_directory_path() / "graphworld-ort-ab-XXXXXX").string();
+  const int fd = ::mkstemp(stderr_file.data());
+  if (fd < 0) throw Error("cannot create a temporary file in " + std::filesystem::temp_directory_path().string());
+  ::close(fd);
   const std::string command = "node " + shell_quote(script) + " --a " + shell_quote(original_path) + " --b " +
                               shell_quote(candidate_path) + " --rounds " + std::to_string(options.rounds) +
-                              " --iters " + std::to_string(options.iters) + " --threads " +
-                              std::to_string(options.threads) + " --opt " + shell_quote(options.opt_level) +
-                              " --json 2>" + shell_quote(stderr_file);
+                              " --iters " + std::to_string(options.iters) + " --min-round-ms " +
+                              std::to_string(static_cast<int64_t>(options.min_round_ms)) + " --threads " + std::to_string(options.threads) +
+                              " --opt " + shell_quote(options.opt_level) + " --json 2>" + shell_quote(stderr_file);
   FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) throw Error("cannot start node to run " + script);
+  if (!pipe) {
+    std::filesystem::remove(stderr_file);
+    throw Error("cannot start node to run " + script);
+  }
   std::string output;
   char buffer[4096];
   while (size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) output.append(buffer, n);
@@ -75,9 +82,12 @@ OnnxRuntimeComparison compare_onnxruntime_latency(const std::string& original_pa
   }
   std::filesystem::remove(stderr_file);
   while (!errors.empty() && (errors.back() == '\n' || errors.back() == '\r')) errors.pop_back();
-  if (status != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw Error("onnxruntime could not compare " + original_path + " with " + candidate_path + ": " +
-                (errors.empty() ? "node exited with status " + std::to_string(WEXITSTATUS(status)) : errors));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    const std::string how = WIFSIGNALED(status) ? "node was killed by signal " + std::to_string(WTERMSIG(status))
+                                                : "node exited with status " + std::to_string(WEXITSTATUS(status));
+    throw Error("onnxruntime could not compare " + original_path + " with the optimised model: " +
+                (errors.empty() ? how : errors) + ". Use --verify-runtime executor to decide with the executor alone");
+  }
   OnnxRuntimeComparison result;
   result.original_ms = json_number(output, "a_ms");
   result.candidate_ms = json_number(output, "b_ms");

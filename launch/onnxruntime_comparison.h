@@ -13,7 +13,8 @@ namespace graphworld {
 
 struct OnnxRuntimeComparisonOptions {
   int rounds = 7;
-  int iters = 10;
+  int iters = 10;            // runs of each model per round, at least
+  double min_round_ms = 200;  // more runs per round for small models, up to this long
   int threads = 1;
   std::string opt_level = "all";  // onnxruntime's graph optimisation level
 };

@@ -34,11 +34,8 @@ namespace {
 class SpellingPlanner {
  public:
   SpellingPlanner(const Graph& g, const std::vector<bool>& live, const std::vector<bool>& constant)
-      : g_(g), live_(live), constant_(constant), uses_(g.consumers()), is_graph_output_(g.num_ops(), false) {
-    for (const GraphOutput& o : g.outputs()) {
-      is_graph_output_[o.ref.op] = true;
-      named_outputs_.insert(o.ref);
-    }
+      : g_(g), live_(live), constant_(constant), uses_(g.consumers()) {
+    for (const GraphOutput& o : g.outputs()) named_outputs_.insert(o.ref);
   }
 
   ExportSpelling plan() {
@@ -124,6 +121,8 @@ class SpellingPlanner {
     // act(Concat(...)) in front of the conv, as a rewrite that moved the
     // activation behind the Concat leaves it: the activation goes back into
     // the convs that feed the Concat, and the pieces read their outputs.
+    // Planning the move first is safe even if the pieces are then
+    // rejected: act(Concat(a, b)) = Concat(act(a), act(b)) either way.
     const OpId in_front = concat;
     if (activation_of(g_.op(in_front).type) != Activation::None) {
       std::optional<TensorUse> act_reader = one_reader({in_front, 0});
@@ -154,13 +153,22 @@ class SpellingPlanner {
       if (!found) return false;
       piece.groups = (piece.end - piece.begin) / out_per_group;
     }
+    // Every Concat input must be read by a piece, or its producer would be
+    // written with nothing reading it.
+    for (const TensorRef& input : c.inputs) {
+      const bool read = std::any_of(pieces.begin(), pieces.end(),
+                                    [&](const ExportSpelling::ConvPiece& p) { return p.input == input; });
+      if (!read) return false;
+    }
     spelling_.concat_not_written.insert(concat);
     return true;
   }
 
   void plan_matmul(OpId id) {
     const Op& op = g_.op(id);
-    if (op.inputs.size() != 2 || g_.info(op.inputs[0]).shape.size() != 2 || g_.info(op.inputs[1]).shape.size() != 2)
+    // Gemm is float-only in runtimes' CPU kernels.
+    if (op.inputs.size() != 2 || g_.info(op.inputs[0]).shape.size() != 2 || g_.info(op.inputs[1]).shape.size() != 2 ||
+        g_.info(op.inputs[0]).dtype != DType::Float32 || g_.info(op.inputs[1]).dtype != DType::Float32)
       return;
     // MatMul then Add is left for the runtime to fuse into a Gemm with a bias.
     bool feeds_add = false;
@@ -180,6 +188,8 @@ class SpellingPlanner {
     const Op& c = g_.op(concat);
     std::optional<TensorUse> concat_reader = one_reader({concat, 0});
     if (c.type != OpType::Concat || constant_[concat] || !concat_reader || concat_reader->op != id) return false;
+    // Applied only once every input qualifies. They point into
+    // spelling_.conv_pieces, which does not change until they have run.
     std::vector<std::function<void()>> moves;
     std::set<TensorRef> seen;
     for (const TensorRef& ref : c.inputs) {
@@ -217,7 +227,6 @@ class SpellingPlanner {
   const std::vector<bool>& live_;
   const std::vector<bool>& constant_;
   const Uses uses_;
-  std::vector<bool> is_graph_output_;
   std::set<TensorRef> named_outputs_;
   ExportSpelling spelling_;
 };
@@ -228,8 +237,18 @@ ExportSpelling plan_export_spelling(const Graph& g, const std::vector<bool>& liv
   return SpellingPlanner(g, live, constant).plan();
 }
 
-std::shared_ptr<TensorData> conv_kernel_piece(const TensorData& kernel, int64_t begin, int64_t end,
-                                              std::vector<int64_t>& pads, const std::vector<int64_t>& dilations) {
+namespace {
+
+// The part of output channels [begin, end) of a kernel left after trimming
+// zero border rows and columns the padding can absorb.
+struct KernelWindow {
+  int64_t top = 0, bottom = 0, left = 0, right = 0;
+  std::vector<int64_t> pads;
+  bool operator==(const KernelWindow& other) const = default;
+};
+
+KernelWindow trimmed_window(const TensorData& kernel, int64_t begin, int64_t end, const std::vector<int64_t>& pads,
+                            const std::vector<int64_t>& dilations) {
   const Shape& s = kernel.shape();
   const int64_t in = s[1], kh = s[2], kw = s[3];
   const float* base = kernel.floats() + begin * in * kh * kw;
@@ -249,19 +268,56 @@ std::shared_ptr<TensorData> conv_kernel_piece(const TensorData& kernel, int64_t 
   // Dropping a zero first row shifts the window down by one dilation step,
   // which the top padding must give up; a zero last row is paid by the
   // bottom padding. The output size is unchanged either way.
-  int64_t top = 0, bottom = kh, left = 0, right = kw;
+  KernelWindow w{0, kh, 0, kw, pads};
   const int64_t dh = dilations.size() > 0 ? dilations[0] : 1, dw = dilations.size() > 1 ? dilations[1] : 1;
-  while (bottom - top > 1 && pads[0] >= dh && row_zero(top)) ++top, pads[0] -= dh;
-  while (bottom - top > 1 && pads[2] >= dh && row_zero(bottom - 1)) --bottom, pads[2] -= dh;
-  while (right - left > 1 && pads[1] >= dw && col_zero(left)) ++left, pads[1] -= dw;
-  while (right - left > 1 && pads[3] >= dw && col_zero(right - 1)) --right, pads[3] -= dw;
-  auto piece = std::make_shared<TensorData>(DType::Float32, Shape{end - begin, in, bottom - top, right - left});
+  while (w.bottom - w.top > 1 && w.pads[0] >= dh && row_zero(w.top)) ++w.top, w.pads[0] -= dh;
+  while (w.bottom - w.top > 1 && w.pads[2] >= dh && row_zero(w.bottom - 1)) --w.bottom, w.pads[2] -= dh;
+  while (w.right - w.left > 1 && w.pads[1] >= dw && col_zero(w.left)) ++w.left, w.pads[1] -= dw;
+  while (w.right - w.left > 1 && w.pads[3] >= dw && col_zero(w.right - 1)) --w.right, w.pads[3] -= dw;
+  return w;
+}
+
+}  // namespace
+
+std::shared_ptr<TensorData> conv_kernel_piece(const TensorData& kernel, int64_t begin, int64_t end,
+                                              std::vector<int64_t>& pads, const std::vector<int64_t>& dilations) {
+  const KernelWindow w = trimmed_window(kernel, begin, end, pads, dilations);
+  pads = w.pads;
+  const Shape& s = kernel.shape();
+  const int64_t in = s[1], kh = s[2], kw = s[3];
+  const float* base = kernel.floats() + begin * in * kh * kw;
+  const int64_t planes = (end - begin) * in, rows = w.bottom - w.top, cols = w.right - w.left;
+  auto piece = std::make_shared<TensorData>(DType::Float32, Shape{end - begin, in, rows, cols});
   float* out = piece->floats();
   for (int64_t p = 0; p < planes; ++p)
-    for (int64_t r = top; r < bottom; ++r)
-      std::memcpy(out + (p * (bottom - top) + (r - top)) * (right - left), base + (p * kh + r) * kw + left,
-                  static_cast<size_t>(right - left) * sizeof(float));
+    for (int64_t r = w.top; r < w.bottom; ++r)
+      std::memcpy(out + (p * rows + (r - w.top)) * cols, base + (p * kh + r) * kw + w.left,
+                  static_cast<size_t>(cols) * sizeof(float));
   return piece;
+}
+
+std::vector<std::pair<int64_t, int64_t>> kernel_channel_runs(const TensorData& kernel, const std::vector<int64_t>& pads,
+                                                             const std::vector<int64_t>& dilations) {
+  const int64_t out_channels = kernel.shape()[0];
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  KernelWindow current;
+  for (int64_t o = 0; o < out_channels; ++o) {
+    KernelWindow w = trimmed_window(kernel, o, o + 1, pads, dilations);
+    if (runs.empty() || !(w == current)) {
+      runs.push_back({o, o + 1});
+      current = std::move(w);
+    } else {
+      runs.back().second = o + 1;
+    }
+  }
+  // Only the structure a kernel merge leaves counts: a few runs of many
+  // channels. Scattered zero rows (a pruned filter) are not worth a split.
+  constexpr size_t kMaxRuns = 8;
+  constexpr int64_t kMinRunChannels = 4;
+  bool structured = runs.size() > 1 && runs.size() <= kMaxRuns;
+  for (const auto& [begin, end] : runs) structured = structured && end - begin >= kMinRunChannels;
+  if (!structured) return {{0, out_channels}};
+  return runs;
 }
 
 }  // namespace graphworld

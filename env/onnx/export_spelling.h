@@ -15,6 +15,8 @@
 //   - a Conv read only by a channel Split as one Conv per piece (kernels
 //     enlarged with zero borders are trimmed back; a grouped conv over a
 //     Concat becomes one conv per Concat input);
+//   - a Conv whose kernel is such a merge with no Split after it (a rewrite
+//     cancelled the Split against a Concat) as its pieces and a Concat;
 //   - an activation that reads a Concat of plain Conv outputs inside each Conv;
 //   - a 2-D MatMul not followed by an Add as Gemm.
 #pragma once
@@ -65,5 +67,12 @@ ExportSpelling plan_export_spelling(const Graph& graph, const std::vector<bool>&
 // as 1x1 with the original padding.
 std::shared_ptr<TensorData> conv_kernel_piece(const TensorData& kernel, int64_t begin, int64_t end,
                                               std::vector<int64_t>& pads, const std::vector<int64_t>& dilations);
+
+// Output channels of a conv kernel grouped into runs whose kernels trim to
+// the same window, when there are a few runs of several channels each: what
+// merging a 1x1 conv (enlarged to 3x3) with a 3x3 conv and cancelling the
+// Split/Concat around them leaves. Otherwise one run over every channel.
+std::vector<std::pair<int64_t, int64_t>> kernel_channel_runs(const TensorData& kernel, const std::vector<int64_t>& pads,
+                                                             const std::vector<int64_t>& dilations);
 
 }  // namespace graphworld

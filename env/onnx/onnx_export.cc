@@ -36,6 +36,7 @@ class Exporter {
       add_value_info(out_->add_input(), g_.op(id).name, g_.op(id).outputs[0]);
     }
     fold_constants(live);
+    written_.assign(g_.num_ops(), false);
     std::set<TensorRef> output_refs;
     std::set<OpId> input_set(g_.input_ops().begin(), g_.input_ops().end());
     for (const GraphOutput& o : g_.outputs()) {
@@ -63,14 +64,11 @@ class Exporter {
     }
     for (OpId id : order) {
       if (!live[id] || input_set.count(id)) continue;
-      if (constant_[id]) {
-        if (needed_[id]) write_initializer(id);
-        continue;
-      }
+      if (constant_[id]) continue;  // written when a node first reads it (input_name)
       emit_op(id);
     }
     for (const GraphOutput& o : g_.outputs()) {
-      const std::string& produced = names_[o.ref.op][o.ref.index];
+      const std::string produced = input_name(o.ref);
       if (produced != o.name) {  // output is an input, a weight, or a duplicate: route through Identity
         onnx::NodeProto* node = out_->add_node();
         node->set_op_type("Identity");
@@ -124,16 +122,14 @@ class Exporter {
       constant_[id] = all;
     }
     spelling_ = plan_export_spelling(g_, live, constant_);
-    // needed_: constants read by a written node or named as a graph output.
-    // The kernel and bias of a conv written as pieces are read only to be
-    // sliced (sliced_).
+    // needed_: constants a computed op or a graph output reads. Whether one
+    // is written is decided at emission: a conv written as pieces reads its
+    // kernel only to slice it, and that kernel is never written.
     needed_.assign(g_.num_ops(), false);
-    std::vector<bool> sliced(g_.num_ops(), false);
     for (OpId id : order) {
       if (!live[id] || constant_[id] || g_.op(id).type == OpType::Input) continue;
-      const bool in_pieces = spelling_.conv_pieces.count(id) > 0;
       for (const TensorRef& ref : g_.op(id).inputs)
-        if (constant_[ref.op]) (in_pieces ? sliced : needed_)[ref.op] = true;
+        if (constant_[ref.op]) needed_[ref.op] = true;
     }
     for (const GraphOutput& o : g_.outputs())
       if (constant_[o.ref.op]) needed_[o.ref.op] = true;
@@ -143,7 +139,7 @@ class Exporter {
     std::vector<int> pending_readers(g_.num_ops(), 0);
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       OpId id = *it;
-      if (!constant_[id] || !(needed_[id] || sliced[id] || evaluate[id])) continue;
+      if (!constant_[id] || !(needed_[id] || evaluate[id])) continue;
       evaluate[id] = true;
       for (const TensorRef& ref : g_.op(id).inputs) {
         evaluate[ref.op] = true;
@@ -167,7 +163,7 @@ class Exporter {
       for (const TensorRef& ref : op.inputs) args.push_back(folded_.at(ref.op));
       folded_[id] = evaluate_op(op, args).at(0);
       for (const TensorRef& ref : op.inputs)
-        if (--pending_readers[ref.op] == 0 && !needed_[ref.op] && !sliced[ref.op]) folded_.erase(ref.op);
+        if (--pending_readers[ref.op] == 0 && !needed_[ref.op]) folded_.erase(ref.op);
     }
   }
 
@@ -175,6 +171,8 @@ class Exporter {
   // written: rewrites can leave two constants with the same contents (the
   // same kernel reached along two paths), and one copy is enough.
   void write_initializer(OpId id) {
+    if (written_[id]) return;
+    written_[id] = true;
     const TensorData& data = *folded_.at(id);
     auto& same_shape = written_by_shape_[{static_cast<int>(data.dtype()), data.shape()}];
     for (const auto& [name, earlier] : same_shape) {
@@ -225,7 +223,12 @@ class Exporter {
     a->set_f(static_cast<float>(value));
   }
 
-  std::string input_name(const TensorRef& ref) const { return names_[ref.op][ref.index]; }
+  // A node's input; a constant is written as an initializer on first use,
+  // so constants that nothing written reads never reach the file.
+  std::string input_name(const TensorRef& ref) {
+    if (constant_[ref.op]) write_initializer(ref.op);
+    return names_[ref.op][ref.index];
+  }
 
   // Emits `type` reading the op's inputs; with a fused activation the main
   // node writes an intermediate and the activation node writes the output.
@@ -268,6 +271,43 @@ class Exporter {
   // Split's output, so a runtime sees plain Conv -> (BatchNorm, activation)
   // chains it can fuse (see export_spelling.h).
   void emit_conv_pieces(OpId conv, const std::vector<ExportSpelling::ConvPiece>& pieces) {
+    std::vector<std::string> outputs;
+    for (const ExportSpelling::ConvPiece& piece : pieces) outputs.push_back(names_[piece.out.op][piece.out.index]);
+    emit_conv_pieces(conv, pieces, outputs);
+  }
+
+  // A conv whose kernel is several merged kernels with no Split after it:
+  // its pieces, then a Concat that writes the conv's output.
+  bool emit_conv_runs(OpId conv) {
+    const Op& op = g_.op(conv);
+    if (op.attrs.get_int(AttrKey::Group, 1) != 1 || op.outputs[0].shape.size() != 4 || !constant_[op.inputs[1].op])
+      return false;
+    for (size_t k = 2; k < op.inputs.size(); ++k)
+      if (!constant_[op.inputs[k].op]) return false;
+    const auto runs = kernel_channel_runs(*folded_.at(op.inputs[1].op), op.attrs.get_ints(AttrKey::Pads, {0, 0, 0, 0}),
+                                          op.attrs.get_ints(AttrKey::Dilations, {1, 1}));
+    if (runs.size() < 2) return false;
+    std::vector<ExportSpelling::ConvPiece> pieces;
+    std::vector<std::string> outputs;
+    for (const auto& [begin, end] : runs) {
+      ExportSpelling::ConvPiece piece;
+      piece.begin = begin;
+      piece.end = end;
+      if (auto moved = spelling_.conv_activation.find(conv); moved != spelling_.conv_activation.end())
+        piece.activation = moved->second;
+      pieces.push_back(piece);
+      outputs.push_back(unique(names_[conv][0] + "/run", pieces.size() - 1, runs.size()));
+    }
+    emit_conv_pieces(conv, pieces, outputs);
+    onnx::NodeProto* concat = node("Concat", op.name + "/Concat");
+    for (const std::string& name : outputs) concat->add_input(name);
+    concat->add_output(names_[conv][0]);
+    set_int(concat, "axis", 1);
+    return true;
+  }
+
+  void emit_conv_pieces(OpId conv, const std::vector<ExportSpelling::ConvPiece>& pieces,
+                        const std::vector<std::string>& outputs) {
     const Op& op = g_.op(conv);
     const Attributes& at = op.attrs;
     const TensorData& kernel = *folded_.at(op.inputs[1].op);
@@ -285,7 +325,7 @@ class Exporter {
         std::vector<float> values(bias->floats() + begin, bias->floats() + end);
         inputs.push_back(tensor_initializer(piece_name + "/B", *TensorData::from_floats({end - begin}, values)));
       }
-      const std::string& out = names_[pieces[k].out.op][pieces[k].out.index];
+      const std::string& out = outputs[k];
       const Activation act = conv_act != Activation::None ? conv_act : pieces[k].activation;
       onnx::NodeProto* n = node_with_activation("Conv", piece_name, inputs, {out}, act);
       set_ints(n, "kernel_shape", {piece->shape()[2], piece->shape()[3]});
@@ -311,6 +351,7 @@ class Exporter {
     }
     switch (op.type) {
       case OpType::Conv: {
+        if (emit_conv_runs(id)) return;
         onnx::NodeProto* n = main_node(id, "Conv");
         const Shape& w = g_.info(op.inputs[1]).shape;
         set_ints(n, "kernel_shape", {w[2], w[3]});
@@ -472,6 +513,7 @@ class Exporter {
   std::map<TensorRef, std::string> output_name_;
   std::vector<bool> constant_;
   std::vector<bool> needed_;
+  std::vector<bool> written_;
   std::unordered_map<OpId, std::shared_ptr<const TensorData>> folded_;
   std::map<std::pair<int, Shape>, std::vector<std::pair<std::string, std::shared_ptr<const TensorData>>>>
       written_by_shape_;

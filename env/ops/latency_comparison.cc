@@ -31,10 +31,14 @@ LatencyComparison compare_executor_latency(const Graph& original, const Graph& c
     a.run_for_timing();
     b.run_for_timing();
   }
-  // Enough runs per block that a block of the faster-looking graph lasts min_block_ms.
-  Stopwatch probe;
-  a.run_for_timing();
-  const double one_run_ms = std::max(probe.elapsed_ms(), 1e-3);
+  // Enough runs per block that a block of the faster graph lasts about
+  // min_block_ms (one probe run of each; the faster is the smaller).
+  auto one_run = [](Executor& e) {
+    Stopwatch watch;
+    e.run_for_timing();
+    return watch.elapsed_ms();
+  };
+  const double one_run_ms = std::max(std::min(one_run(a), one_run(b)), 1e-3);
   const int iters = std::clamp(static_cast<int>(std::ceil(options.min_block_ms / one_run_ms)), options.min_iters,
                                options.max_iters);
 

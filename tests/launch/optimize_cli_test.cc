@@ -108,6 +108,19 @@ TEST(OptimizeCli, VerifiesInOnnxRuntimeWhenAsked) {
     EXPECT_EQ(entry.path().string().find(".tmp"), std::string::npos) << "temporary file left: " << entry.path();
 }
 
+// --verify-runtime none writes the search's result without timing it.
+TEST(OptimizeCli, VerifyRuntimeNoneWritesTheResultUntimed) {
+  const std::string out_file = testing::scratch_dir() + "/untimed-nasrnn.onnx";
+  std::string out;
+  ASSERT_EQ(gw("optimize nasrnn -o " + out_file + " --budget 5 --verify-runtime none --json", &out), 0) << out;
+  EXPECT_NE(out.find("\"written\":\"optimized\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"executor_speedup\":null"), std::string::npos) << out;
+  const std::string reference = testing::scratch_dir() + "/nasrnn-untimed-reference.onnx";
+  ASSERT_EQ(gw("zoo nasrnn -o " + reference, &out), 0) << out;
+  EXPECT_NE(read_bytes(out_file), read_bytes(reference));
+  EXPECT_LE(testing::ort_compare(reference, out_file).max_rel_err, 1e-4);
+}
+
 // A zoo graph has no input file: keeping the original writes its export.
 TEST(OptimizeCli, KeepsAZooOriginalAsItsExport) {
   const std::string out_file = testing::scratch_dir() + "/kept-nasrnn.onnx";
@@ -115,6 +128,8 @@ TEST(OptimizeCli, KeepsAZooOriginalAsItsExport) {
   ASSERT_EQ(gw("optimize nasrnn -o " + out_file + " --budget 5 --noise-margin 0.99 --verify-rounds 2 --json", &out), 0)
       << out;
   EXPECT_NE(out.find("\"written\":\"original\""), std::string::npos) << out;
+  EXPECT_NE(out.find("not faster:"), std::string::npos) << "the search must have found rewrites: " << out;
+  EXPECT_EQ(out.find("\"executor_speedup\":null"), std::string::npos) << out;
   const std::string reference = testing::scratch_dir() + "/nasrnn-reference.onnx";
   ASSERT_EQ(gw("zoo nasrnn -o " + reference, &out), 0) << out;
   EXPECT_EQ(read_bytes(out_file), read_bytes(reference));

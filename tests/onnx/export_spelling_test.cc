@@ -147,6 +147,75 @@ TEST(ExportSpelling, GroupedConvOverConcatAndMovedActivationsGoBack) {
   expect_equivalent(graph, bytes, "grouped_conv");
 }
 
+// merge-parallel-convs-enlarge-bias followed by cancelling its Split against
+// the Concat that joined the two convs (SqueezeNet's fire modules): one conv
+// whose kernel is a 1x1 enlarged to 3x3 stacked on a 3x3. Written as the two
+// convs and a Concat.
+TEST(ExportSpelling, MergedKernelWithoutSplitIsWrittenAsItsRunsAndAConcat) {
+  GraphBuilder b(14);
+  TensorRef x = b.input("x", {1, 4, 8, 8});
+  TensorRef big = b.add1(OpType::EnlargeKernel, {b.random_weight({8, 4, 1, 1}, -1, 1)}, {{AttrKey::KernelShape, Ints{3, 3}}});
+  TensorRef merged_w = b.add1(OpType::Concat, {big, b.random_weight({8, 4, 3, 3}, -1, 1)}, {{AttrKey::Axis, int64_t{0}}});
+  TensorRef conv = b.add1(OpType::Conv, {x, merged_w, b.random_weight({16}, -1, 1)},
+                          {{AttrKey::Pads, Ints{1, 1, 1, 1}}, {AttrKey::Activation, int64_t(Activation::Relu)}});
+  b.output(conv, "y");
+  const Graph graph = b.finish();
+  const std::string bytes = export_onnx_bytes(graph);
+  const onnx::ModelProto model = parse(bytes);
+  auto counts = op_counts(model);
+  EXPECT_EQ(counts["Conv"], 2);
+  EXPECT_EQ(counts["Concat"], 1);
+  EXPECT_EQ(counts["Relu"], 2) << "each piece keeps the fused activation";
+  std::vector<int64_t> kernels;
+  for (const auto& node : model.graph().node())
+    if (node.op_type() == "Conv") kernels.push_back(attribute(node, "kernel_shape")->ints(0));
+  EXPECT_EQ(kernels, (Ints{1, 3}));
+  expect_equivalent(graph, bytes, "merged_kernel_runs");
+  // A kernel whose zero borders are scattered (not runs of several channels) stays one conv.
+  auto kernel = std::make_shared<TensorData>(DType::Float32, Shape{6, 1, 3, 3});
+  for (int i = 0; i < 54; ++i) kernel->floats()[i] = (i % 9 == 4 || i >= 9) ? 1.0f : 0.0f;
+  EXPECT_EQ(kernel_channel_runs(*kernel, {1, 1, 1, 1}, {1, 1}).size(), 1u);
+}
+
+// A dilated kernel gives up dilation-many pads per trimmed row.
+TEST(ExportSpelling, TrimmingADilatedKernelGivesUpDilationManyPads) {
+  auto kernel = std::make_shared<TensorData>(DType::Float32, Shape{1, 1, 3, 3});
+  for (int i = 0; i < 9; ++i) kernel->floats()[i] = i == 4 ? 1.0f : 0.0f;
+  Ints pads = {2, 2, 2, 2};
+  EXPECT_EQ(conv_kernel_piece(*kernel, 0, 1, pads, {2, 2})->shape(), (Shape{1, 1, 1, 1}));
+  EXPECT_EQ(pads, (Ints{0, 0, 0, 0}));
+  pads = {1, 1, 1, 1};  // dilation 2 needs 2 pads per row: nothing to trim
+  EXPECT_EQ(conv_kernel_piece(*kernel, 0, 1, pads, {2, 2})->shape(), (Shape{1, 1, 3, 3}));
+}
+
+// Pieces covering two groups each of a 4-group conv over a 2-input Concat;
+// and a conv that already has an activation keeps the Relu after the Concat.
+TEST(ExportSpelling, PiecesOfSeveralGroupsAndConvsWithTheirOwnActivation) {
+  GraphBuilder b(15);
+  TensorRef x = b.input("x", {1, 4, 6, 6});
+  TensorRef u = b.add1(OpType::Conv, {x, b.random_weight({4, 4, 1, 1}, -1, 1)}, {});
+  TensorRef v = b.add1(OpType::Conv, {x, b.random_weight({4, 4, 1, 1}, -1, 1)}, {});
+  TensorRef joined = b.add1(OpType::Concat, {u, v}, {{AttrKey::Axis, int64_t{1}}});
+  TensorRef grouped = b.add1(OpType::Conv, {joined, b.random_weight({8, 2, 1, 1}, -1, 1)}, {{AttrKey::Group, int64_t{4}}});
+  std::vector<TensorRef> parts = b.add(OpType::Split, {grouped}, {{AttrKey::Axis, int64_t{1}}, {AttrKey::Split, Ints{4, 4}}});
+  b.output(parts[0], "p");
+  b.output(parts[1], "q");
+  TensorRef s = b.add1(OpType::Conv, {x, b.random_weight({4, 4, 1, 1}, -1, 1)},
+                       {{AttrKey::Activation, int64_t(Activation::Sigmoid)}});
+  TensorRef t = b.add1(OpType::Conv, {x, b.random_weight({4, 4, 1, 1}, -1, 1)}, {});
+  b.output(b.add1(OpType::Relu, {b.add1(OpType::Concat, {s, t}, {{AttrKey::Axis, int64_t{1}}})}), "r");
+  const Graph graph = b.finish();
+  const std::string bytes = export_onnx_bytes(graph);
+  const onnx::ModelProto model = parse(bytes);
+  int grouped_pieces = 0;
+  for (const auto& node : model.graph().node())
+    if (node.op_type() == "Conv" && attribute(node, "group")->i() == 2) ++grouped_pieces;
+  EXPECT_EQ(grouped_pieces, 2) << "each piece spans two of the four groups";
+  EXPECT_EQ(op_counts(model)["Split"], 0);
+  EXPECT_EQ(op_counts(model)["Relu"], 1) << "Sigmoid then Relu is not Relu: the activation stays after the Concat";
+  expect_equivalent(graph, bytes, "several_groups");
+}
+
 TEST(ExportSpelling, TwoDimensionalMatMulWithoutAddIsGemm) {
   GraphBuilder b(13);
   TensorRef x = b.input("x", {2, 8});

@@ -64,7 +64,7 @@ export function loadOrt() {
 
 export const OPT_LEVELS = ['disabled', 'basic', 'extended', 'all'];
 
-export function sessionOptions({ threads = 1, opt = 'disabled', saveOptimized } = {}) {
+export function sessionOptions({ threads = 1, opt = 'disabled', saveOptimized, spinning = true } = {}) {
   const options = {
     graphOptimizationLevel: opt,
     intraOpNumThreads: threads,
@@ -72,6 +72,9 @@ export function sessionOptions({ threads = 1, opt = 'disabled', saveOptimized } 
     executionMode: 'sequential',
     logSeverityLevel: 3,
   };
+  // Two sessions in one process (an A/B) must not spin: a session's idle
+  // pool threads busy-wait after each run and take the cores from the other.
+  if (!spinning) options.extra = { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } };
   // onnxruntime writes the graph it will run, after its own fusions: the
   // evidence for how it treats an exported spelling.
   if (saveOptimized) options.optimizedModelFilePath = saveOptimized;
