@@ -126,6 +126,11 @@ int run_optimize(const CliArgs& args) {
   check_options.threads = static_cast<int>(args.int_value("--threads", 0));
   check_options.seed = options.seed + 1;
   if (check_options.runtime == VerifyRuntime::OnnxRuntime) require_onnxruntime();
+  ExportOptions export_options;
+  const std::string spelling = args.value_or("--spelling", "fusing-runtimes");
+  if (spelling != "fusing-runtimes" && spelling != "as-searched")
+    throw UsageError("--spelling must be fusing-runtimes or as-searched, got '" + spelling + "'");
+  export_options.spell_for_fusing_runtimes = spelling == "fusing-runtimes";
 
   LoadedModel model = load_model(spec, args.int_value("--batch", 1));
   const RuleLibrary library = args.value("--rules") ? load_rule_library(*args.value("--rules")) : default_rule_library();
@@ -157,7 +162,7 @@ int run_optimize(const CliArgs& args) {
     diff = check_equivalent(expected, Executor(result.graph).run(inputs), model.source, out, tolerance,
                             "A rule applied here is wrong for this model: rerun with --search greedy or --budget 0 to "
                             "narrow it down, and report the applied rules (--json)");
-    optimized_bytes = export_onnx_bytes(result.graph);
+    optimized_bytes = export_onnx_bytes(result.graph, export_options);
     shipped = import_onnx_bytes(optimized_bytes, out + " (the export, not yet written)");
     diff = check_equivalent(expected, Executor(*shipped).run(inputs), model.source, out, tolerance,
                             "The search's graph was equivalent; its ONNX export is not, which is a bug in graphworld's "
@@ -210,6 +215,7 @@ int run_optimize(const CliArgs& args) {
         .key("explored").value(result.explored)
         .key("generated").value(result.generated)
         .key("max_rel_err").value(diff.max_rel_err)
+        .key("spelling").value(spelling)
         .key("verify_runtime").value(verify_runtime_name(check_options.runtime))
         .key("noise_margin").value(check_options.noise_margin);
     write_speedup(j, "executor", check.executor ? std::optional<double>(check.executor->speedup) : std::nullopt,
@@ -266,6 +272,8 @@ Subcommand optimize_command() {
       {"--batch", "", "N", "batch size for zoo models (default 1)"},
       {"--verify-runtime", "", "RT", "time original against optimised end to end before writing: executor (default),\n"
                                      "onnxruntime (also in onnxruntime with its optimisations on; it decides) or none"},
+      {"--spelling", "", "S", "fusing-runtimes (default: written so onnxruntime and runtimes like it can fuse; merged\n"
+                              "convs come back apart) or as-searched (merges kept: for oneDNN-based runtimes)"},
       {"--noise-margin", "", "M", "the optimised model must be at least 1+M times faster end to end (default 0.01)"},
       {"--verify-rounds", "", "N", "alternating timing rounds of the end-to-end check (default 7; --threads sets its\n"
                                     "threads too)"},
@@ -282,7 +290,7 @@ Subcommand optimize_command() {
            "(--verify-runtime); when the optimised model is not faster by the noise margin, OUT gets the\n"
            "original model instead (a byte-for-byte copy of an input file), and the output says so.\n"
            "JSON keys: original_cost, optimized_cost (ms), reduction_pct, applied (rule name to count),\n"
-           "search_s, model, output, search, cost_model, explored, generated, max_rel_err, verify_runtime,\n"
+           "search_s, model, output, search, cost_model, explored, generated, max_rel_err, spelling, verify_runtime,\n"
            "noise_margin, executor_speedup, executor_original_ms, executor_optimized_ms, onnxruntime_speedup,\n"
            "onnxruntime_original_ms, onnxruntime_optimized_ms (null when not timed), written (optimized or\n"
            "original), verdict, peak_rss_mib.",

@@ -23,7 +23,7 @@ namespace {
 
 class Exporter {
  public:
-  Exporter(const Graph& graph, onnx::GraphProto* out) : g_(graph), out_(out) {}
+  Exporter(const Graph& graph, onnx::GraphProto* out, bool spell) : g_(graph), out_(out), spell_(spell) {}
 
   void run() {
     std::vector<bool> live = g_.live_ops();
@@ -121,7 +121,7 @@ class Exporter {
       for (const TensorRef& ref : op.inputs) all = all && constant_[ref.op] && g_.op(ref.op).outputs.size() == 1;
       constant_[id] = all;
     }
-    spelling_ = plan_export_spelling(g_, live, constant_);
+    if (spell_) spelling_ = plan_export_spelling(g_, live, constant_);
     // needed_: constants a computed op or a graph output reads. Whether one
     // is written is decided at emission: a conv written as pieces reads its
     // kernel only to slice it, and that kernel is never written.
@@ -351,7 +351,7 @@ class Exporter {
     }
     switch (op.type) {
       case OpType::Conv: {
-        if (emit_conv_runs(id)) return;
+        if (spell_ && emit_conv_runs(id)) return;
         onnx::NodeProto* n = main_node(id, "Conv");
         const Shape& w = g_.info(op.inputs[1]).shape;
         set_ints(n, "kernel_shape", {w[2], w[3]});
@@ -507,6 +507,7 @@ class Exporter {
 
   const Graph& g_;
   onnx::GraphProto* out_;
+  const bool spell_;
   ExportSpelling spelling_;
   std::vector<std::vector<std::string>> names_;
   std::set<std::string> used_;
@@ -531,7 +532,7 @@ std::string export_onnx_bytes(const Graph& graph, const ExportOptions& options) 
   opset->set_version(kExportOpset);
   onnx::GraphProto* out = model.mutable_graph();
   out->set_name("graphworld");
-  Exporter(graph, out).run();
+  Exporter(graph, out, options.spell_for_fusing_runtimes).run();
   std::string bytes;
   if (!model.SerializeToString(&bytes))
     throw Error("serialising the ONNX model failed (it may exceed protobuf's 2 GiB limit)");

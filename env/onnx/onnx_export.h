@@ -21,6 +21,11 @@ namespace graphworld {
 
 struct ExportOptions {
   std::string producer_version = "0.1.0";
+  // Spell merged convs, moved activations and 2-D MatMuls the way runtimes
+  // that fuse (onnxruntime) want them (export_spelling.h). Off writes the
+  // graph as it is, merges included: for runtimes built on oneDNN, like
+  // graphworld's executor, where a merged conv can pay.
+  bool spell_for_fusing_runtimes = true;
 };
 
 inline constexpr int64_t kExportOpset = 17;

@@ -148,6 +148,8 @@ TEST(OptimizeCli, BadArgumentsAreClearErrors) {
   EXPECT_NE(out.find("--verify-runtime must be executor, onnxruntime or none"), std::string::npos) << out;
   EXPECT_EQ(gw("optimize bert -o /tmp/x.onnx --noise-margin 1.5", &out), 2);
   EXPECT_NE(out.find("--noise-margin"), std::string::npos) << out;
+  EXPECT_EQ(gw("optimize bert -o /tmp/x.onnx --spelling tensorrt", &out), 2);
+  EXPECT_NE(out.find("--spelling must be"), std::string::npos) << out;
   EXPECT_EQ(gw("optimize bert -o /tmp/x.onnx --verify-rounds 0", &out), 2);
   EXPECT_NE(out.find("--verify-rounds"), std::string::npos) << out;
 }

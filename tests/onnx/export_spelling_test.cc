@@ -115,6 +115,13 @@ TEST(ExportSpelling, MergedConvThroughSplitIsWrittenAsItsPieces) {
   EXPECT_EQ(kernel_by_channels[5], 3);
   for (const auto& init : model.graph().initializer()) EXPECT_NE(init.dims(0), 14) << "the merged kernel is not shipped";
   expect_equivalent(graph, bytes, "merged_conv");
+  // Spelling off (optimize --spelling as-searched) writes the merge as it is.
+  ExportOptions as_searched;
+  as_searched.spell_for_fusing_runtimes = false;
+  const std::string merged = export_onnx_bytes(graph, as_searched);
+  EXPECT_EQ(op_counts(parse(merged))["Split"], 2);
+  EXPECT_EQ(op_counts(parse(merged))["Conv"], 1);
+  expect_equivalent(graph, merged, "merged_conv_as_searched");
 }
 
 // merge-grouped-convs: convs on different inputs become one grouped conv

@@ -1,0 +1,76 @@
+#include "learner/observation_batch.h"
+
+#include <string>
+
+#include "common/error.h"
+
+namespace graphworld {
+
+ObservationBatch batch_observations(const std::vector<const Observation*>& observations) {
+  ObservationBatch b;
+  b.num_graphs = static_cast<int32_t>(observations.size());
+  if (observations.empty()) return b;
+  b.num_xfers = observations[0]->num_xfers;
+  int64_t nodes = 0, edges = 0;
+  for (const Observation* o : observations) {
+    if (o->num_xfers != b.num_xfers)
+      throw UsageError("observations from different rule libraries cannot share a batch: " +
+                       std::to_string(o->num_xfers) + " xfers against " + std::to_string(b.num_xfers));
+    nodes += o->graph.num_nodes;
+    edges += o->graph.num_edges;
+  }
+  b.num_nodes = nodes;
+  b.num_edges = edges;
+  b.node_features.reserve(static_cast<size_t>(nodes) * kNodeFeatureDim);
+  b.edge_features.reserve(static_cast<size_t>(edges) * kEdgeFeatureDim);
+  b.senders.reserve(static_cast<size_t>(edges));
+  b.receivers.reserve(static_cast<size_t>(edges));
+  b.node_graph.reserve(static_cast<size_t>(nodes));
+  b.edge_graph.reserve(static_cast<size_t>(edges));
+  b.node_offset.reserve(observations.size() + 1);
+  b.xfer_mask.reserve(observations.size() * static_cast<size_t>(b.num_xfers + 1));
+  int64_t offset = 0;
+  for (int64_t g = 0; g < b.num_graphs; ++g) {
+    const GraphTuple& t = observations[g]->graph;
+    b.node_offset.push_back(offset);
+    b.node_features.insert(b.node_features.end(), t.node_features.begin(), t.node_features.end());
+    b.edge_features.insert(b.edge_features.end(), t.edge_features.begin(), t.edge_features.end());
+    b.globals.insert(b.globals.end(), t.globals.begin(), t.globals.end());
+    for (int32_t e = 0; e < t.num_edges; ++e) {
+      b.senders.push_back(offset + t.senders[e]);
+      b.receivers.push_back(offset + t.receivers[e]);
+      b.edge_graph.push_back(g);
+    }
+    b.node_graph.insert(b.node_graph.end(), static_cast<size_t>(t.num_nodes), g);
+    b.xfer_mask.insert(b.xfer_mask.end(), observations[g]->xfer_mask.begin(), observations[g]->xfer_mask.end());
+    offset += t.num_nodes;
+  }
+  b.node_offset.push_back(offset);
+  return b;
+}
+
+LocationCandidates location_candidates(const std::vector<const Observation*>& observations,
+                                       const ObservationBatch& batch, const std::vector<int32_t>& xfers) {
+  if (xfers.size() != observations.size())
+    throw UsageError("location_candidates: one xfer per observation is needed");
+  LocationCandidates c;
+  for (size_t g = 0; g < observations.size(); ++g) {
+    const Observation& o = *observations[g];
+    const int32_t x = xfers[g];
+    if (x < 0 || x > o.num_xfers || !o.xfer_mask[x])
+      throw UsageError("xfer " + std::to_string(x) + " is not allowed in observation " + std::to_string(g));
+    if (x == o.num_xfers) continue;  // NO-OP has no location
+    for (int32_t loc = 0; loc < o.location_count(x); ++loc) {
+      const int64_t id = c.num_candidates++;
+      c.candidate_graph.push_back(static_cast<int64_t>(g));
+      c.candidate_location.push_back(loc);
+      for (int32_t node : o.matched_nodes(x, loc)) {
+        c.member_node.push_back(batch.node_offset[g] + node);
+        c.member_candidate.push_back(id);
+      }
+    }
+  }
+  return c;
+}
+
+}  // namespace graphworld

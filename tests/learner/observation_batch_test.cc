@@ -1,0 +1,80 @@
+// Batching observations: the disjoint union keeps each graph's nodes,
+// edges, globals and masks, offsets its indices, and lists the candidate
+// locations of a chosen xfer with the nodes each matched.
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "env/cost/analytic_cost_model.h"
+#include "env/gym/graph_env.h"
+#include "env/rules/rule_library.h"
+#include "env/zoo/zoo.h"
+#include "learner/observation_batch.h"
+
+namespace graphworld {
+namespace {
+
+const RuleMatcher& matcher() {
+  static const RuleMatcher m(default_rule_library().rules);
+  return m;
+}
+
+TEST(ObservationBatch, IsTheDisjointUnionOfItsGraphs) {
+  AnalyticCostModel cost;
+  GraphEnv a(build_zoo_model("squeezenet1.1", {}), matcher(), cost);
+  GraphEnv b(build_zoo_model("nasrnn", {}), matcher(), cost);
+  const Observation& oa = a.reset(1);
+  const Observation& ob = b.reset(2);
+  const ObservationBatch batch = batch_observations({&oa, &ob});
+  ASSERT_EQ(batch.num_graphs, 2);
+  EXPECT_EQ(batch.num_nodes, oa.graph.num_nodes + ob.graph.num_nodes);
+  EXPECT_EQ(batch.num_edges, oa.graph.num_edges + ob.graph.num_edges);
+  EXPECT_EQ(batch.node_offset, (std::vector<int64_t>{0, oa.graph.num_nodes, batch.num_nodes}));
+  // The second graph's edges point at its own nodes, shifted by the first's count.
+  const int64_t first_b_edge = oa.graph.num_edges;
+  EXPECT_EQ(batch.senders[first_b_edge], ob.graph.senders[0] + oa.graph.num_nodes);
+  EXPECT_EQ(batch.receivers[first_b_edge], ob.graph.receivers[0] + oa.graph.num_nodes);
+  EXPECT_EQ(batch.edge_graph[first_b_edge], 1);
+  EXPECT_EQ(batch.node_graph[oa.graph.num_nodes], 1);
+  EXPECT_EQ(batch.node_features[static_cast<size_t>(oa.graph.num_nodes) * kNodeFeatureDim], ob.graph.node_features[0]);
+  EXPECT_EQ(batch.globals.size(), 2u * kGlobalFeatureDim);
+  EXPECT_EQ(batch.xfer_mask.size(), 2u * static_cast<size_t>(oa.num_xfers + 1));
+  for (int64_t e = 0; e < batch.num_edges; ++e) {
+    EXPECT_EQ(batch.node_graph[batch.senders[e]], batch.edge_graph[e]);
+    EXPECT_EQ(batch.node_graph[batch.receivers[e]], batch.edge_graph[e]);
+  }
+}
+
+TEST(ObservationBatch, CandidatesListTheMatchedNodesOfTheChosenXfer) {
+  AnalyticCostModel cost;
+  GraphEnv a(build_zoo_model("resnet18", {}), matcher(), cost);
+  GraphEnv b(build_zoo_model("nasrnn", {}), matcher(), cost);
+  const Observation& oa = a.reset(1);
+  const Observation& ob = b.reset(2);
+  int32_t xa = -1;
+  for (int32_t x = 0; x < oa.num_xfers && xa < 0; ++x)
+    if (oa.xfer_mask[x] && oa.location_count(x) > 1) xa = x;
+  ASSERT_GE(xa, 0);
+  const ObservationBatch batch = batch_observations({&oa, &ob});
+  const LocationCandidates c = location_candidates({&oa, &ob}, batch, {xa, ob.num_xfers});
+  EXPECT_EQ(c.num_candidates, oa.location_count(xa)) << "NO-OP adds no candidate";
+  int64_t members = 0;
+  for (int32_t loc = 0; loc < oa.location_count(xa); ++loc) {
+    EXPECT_EQ(c.candidate_location[loc], loc);
+    EXPECT_EQ(c.candidate_graph[loc], 0);
+    for (int32_t node : oa.matched_nodes(xa, loc)) {
+      EXPECT_EQ(c.member_node[members], node);
+      EXPECT_EQ(c.member_candidate[members], loc);
+      ++members;
+    }
+  }
+  EXPECT_EQ(static_cast<size_t>(members), c.member_node.size());
+  // A masked xfer is refused.
+  int32_t masked = -1;
+  for (int32_t x = 0; x < ob.num_xfers && masked < 0; ++x)
+    if (!ob.xfer_mask[x]) masked = x;
+  ASSERT_GE(masked, 0);
+  EXPECT_THROW(location_candidates({&oa, &ob}, batch, {xa, masked}), UsageError);
+}
+
+}  // namespace
+}  // namespace graphworld
