@@ -1,0 +1,66 @@
+// The torch side of PolicyNetwork. Included only by learner/ .cc files:
+// <torch/torch.h> is slow to compile and stays out of public headers.
+#pragma once
+
+#include <torch/torch.h>
+
+#include "learner/observation_batch.h"
+#include "learner/policy_network.h"
+
+namespace graphworld {
+
+// Tensors of an ObservationBatch.
+struct BatchTensors {
+  torch::Tensor node_features, edge_features, globals;  // [Nn, F], [Ne, E], [B, G]
+  torch::Tensor senders, receivers, node_graph, edge_graph;  // int64
+  torch::Tensor node_count, edge_count;  // [B, 1] float, at least 1 (for means)
+  torch::Tensor xfer_mask;  // [B, N + 1] bool
+  int64_t num_graphs = 0;
+};
+BatchTensors to_tensors(const ObservationBatch& batch);
+
+// What the encoder gives the heads.
+struct Encoded {
+  torch::Tensor nodes;  // [Nn, H]
+  torch::Tensor graphs;  // [B, 2H]: globals and the mean of the nodes
+};
+
+// Sums rows of `values` into `segments` rows by `index` (a segment sum).
+torch::Tensor segment_sum(const torch::Tensor& values, const torch::Tensor& index, int64_t segments);
+// log_softmax within each segment of a flat vector of logits.
+torch::Tensor segment_log_softmax(const torch::Tensor& logits, const torch::Tensor& index, int64_t segments);
+
+struct GraphEncoderImpl : torch::nn::Module {
+  GraphEncoderImpl(int64_t hidden, int64_t rounds);
+  Encoded forward(const BatchTensors& b);
+
+  torch::nn::Linear node_in{nullptr}, edge_in{nullptr}, global_in{nullptr};
+  torch::nn::ModuleList edge_mlps, node_mlps, global_mlps, node_norms;
+  int64_t hidden = 0;
+};
+TORCH_MODULE(GraphEncoder);
+
+struct PolicyModuleImpl : torch::nn::Module {
+  explicit PolicyModuleImpl(const PolicyNetworkConfig& config);
+
+  Encoded encode(const BatchTensors& b) { return encoder->forward(b); }
+  // [B, N + 1] log-probabilities; masked xfers are -inf (probability 0).
+  torch::Tensor xfer_log_probs(const Encoded& e, const BatchTensors& b);
+  // [C] log-probabilities of each candidate location within its observation.
+  torch::Tensor location_log_probs(const Encoded& e, const LocationCandidates& c, const std::vector<int32_t>& xfers,
+                                   int64_t num_graphs);
+  torch::Tensor values(const Encoded& e);  // [B]
+
+  GraphEncoder encoder{nullptr};
+  torch::nn::Sequential xfer_head{nullptr}, location_head{nullptr}, value_head{nullptr};
+  torch::nn::Embedding xfer_embedding{nullptr};
+  int64_t num_xfers = 0;
+};
+TORCH_MODULE(PolicyModule);
+
+struct PolicyNetwork::Impl {
+  PolicyNetworkConfig config;
+  PolicyModule module{nullptr};
+};
+
+}  // namespace graphworld

@@ -1,0 +1,272 @@
+#include "learner/policy_network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "common/error.h"
+#include "learner/policy_module.h"
+
+namespace graphworld {
+namespace {
+
+torch::nn::Sequential mlp(int64_t in, int64_t hidden, int64_t out) {
+  return torch::nn::Sequential(torch::nn::Linear(in, hidden), torch::nn::ReLU(), torch::nn::Linear(hidden, out));
+}
+
+torch::Tensor int64_tensor(const std::vector<int64_t>& v) {
+  return torch::from_blob(const_cast<int64_t*>(v.data()), {static_cast<int64_t>(v.size())}, torch::kInt64).clone();
+}
+
+torch::Tensor float_tensor(const std::vector<float>& v, int64_t rows, int64_t cols) {
+  return torch::from_blob(const_cast<float*>(v.data()), {rows, cols}, torch::kFloat32).clone();
+}
+
+// An index into a categorical distribution given as probabilities: the
+// first whose cumulative sum exceeds u. A zero-probability entry never
+// widens the sum, so it is never chosen.
+int64_t sample_index(const float* probs, int64_t n, std::mt19937_64& rng) {
+  const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+  double total = 0;
+  for (int64_t i = 0; i < n; ++i) total += probs[i];
+  double cumulative = 0;
+  int64_t last_positive = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    if (probs[i] <= 0) continue;
+    last_positive = i;
+    cumulative += probs[i];
+    if (cumulative > u * total) return i;
+  }
+  return last_positive;  // rounding left u*total just above the sum
+}
+
+int64_t argmax_index(const float* probs, int64_t n) { return std::max_element(probs, probs + n) - probs; }
+
+}  // namespace
+
+torch::Tensor segment_sum(const torch::Tensor& values, const torch::Tensor& index, int64_t segments) {
+  std::vector<int64_t> shape = values.sizes().vec();
+  shape[0] = segments;
+  return torch::zeros(shape, values.options()).index_add(0, index, values);
+}
+
+torch::Tensor segment_log_softmax(const torch::Tensor& logits, const torch::Tensor& index, int64_t segments) {
+  // Subtract each segment's max before exponentiating, for stability.
+  torch::Tensor max = torch::full({segments}, -std::numeric_limits<float>::infinity(), logits.options())
+                          .scatter_reduce(0, index, logits.detach(), "amax", /*include_self=*/true);
+  torch::Tensor shifted = logits - max.index_select(0, index);
+  torch::Tensor sums = segment_sum(shifted.exp(), index, segments);
+  return shifted - sums.log().index_select(0, index);
+}
+
+BatchTensors to_tensors(const ObservationBatch& batch) {
+  BatchTensors t;
+  t.num_graphs = batch.num_graphs;
+  t.node_features = float_tensor(batch.node_features, batch.num_nodes, kNodeFeatureDim);
+  t.edge_features = float_tensor(batch.edge_features, batch.num_edges, kEdgeFeatureDim);
+  t.globals = float_tensor(batch.globals, batch.num_graphs, kGlobalFeatureDim);
+  t.senders = int64_tensor(batch.senders);
+  t.receivers = int64_tensor(batch.receivers);
+  t.node_graph = int64_tensor(batch.node_graph);
+  t.edge_graph = int64_tensor(batch.edge_graph);
+  auto ones_nodes = torch::ones({batch.num_nodes, 1});
+  auto ones_edges = torch::ones({batch.num_edges, 1});
+  t.node_count = segment_sum(ones_nodes, t.node_graph, batch.num_graphs).clamp_min(1);
+  t.edge_count = segment_sum(ones_edges, t.edge_graph, batch.num_graphs).clamp_min(1);
+  std::vector<uint8_t> mask = batch.xfer_mask;
+  t.xfer_mask = torch::from_blob(mask.data(), {batch.num_graphs, batch.num_xfers + 1}, torch::kUInt8)
+                    .to(torch::kBool)
+                    .clone();
+  return t;
+}
+
+GraphEncoderImpl::GraphEncoderImpl(int64_t h, int64_t rounds) : hidden(h) {
+  node_in = register_module("node_in", torch::nn::Linear(kNodeFeatureDim, h));
+  edge_in = register_module("edge_in", torch::nn::Linear(kEdgeFeatureDim, h));
+  global_in = register_module("global_in", torch::nn::Linear(kGlobalFeatureDim, h));
+  for (int64_t r = 0; r < rounds; ++r) {
+    edge_mlps->push_back(mlp(4 * h, h, h));    // edge, sender, receiver, globals
+    node_mlps->push_back(mlp(4 * h, h, h));    // node, incoming, outgoing, globals
+    global_mlps->push_back(mlp(3 * h, h, h));  // globals, mean node, mean edge
+    node_norms->push_back(torch::nn::LayerNorm(torch::nn::LayerNormOptions({h})));
+  }
+  register_module("edge_mlps", edge_mlps);
+  register_module("node_mlps", node_mlps);
+  register_module("global_mlps", global_mlps);
+  register_module("node_norms", node_norms);
+}
+
+Encoded GraphEncoderImpl::forward(const BatchTensors& b) {
+  torch::Tensor h = node_in->forward(b.node_features);
+  torch::Tensor e = edge_in->forward(b.edge_features);
+  torch::Tensor u = global_in->forward(b.globals);
+  const int64_t nodes = h.size(0);
+  for (size_t r = 0; r < edge_mlps->size(); ++r) {
+    // Residual updates: edges from their ends and the graph, nodes from the
+    // sums of their incoming and outgoing edges, the graph from the means.
+    e = e + edge_mlps[r]->as<torch::nn::Sequential>()->forward(
+                torch::cat({e, h.index_select(0, b.senders), h.index_select(0, b.receivers),
+                            u.index_select(0, b.edge_graph)},
+                           1));
+    torch::Tensor incoming = segment_sum(e, b.receivers, nodes);
+    torch::Tensor outgoing = segment_sum(e, b.senders, nodes);
+    h = node_norms[r]->as<torch::nn::LayerNorm>()->forward(
+        h + node_mlps[r]->as<torch::nn::Sequential>()->forward(
+                torch::cat({h, incoming, outgoing, u.index_select(0, b.node_graph)}, 1)));
+    torch::Tensor mean_nodes = segment_sum(h, b.node_graph, b.num_graphs) / b.node_count;
+    torch::Tensor mean_edges = segment_sum(e, b.edge_graph, b.num_graphs) / b.edge_count;
+    u = u + global_mlps[r]->as<torch::nn::Sequential>()->forward(torch::cat({u, mean_nodes, mean_edges}, 1));
+  }
+  Encoded out;
+  out.nodes = h;
+  out.graphs = torch::cat({u, segment_sum(h, b.node_graph, b.num_graphs) / b.node_count}, 1);
+  return out;
+}
+
+PolicyModuleImpl::PolicyModuleImpl(const PolicyNetworkConfig& config) : num_xfers(config.num_xfers) {
+  const int64_t h = config.hidden;
+  encoder = register_module("encoder", GraphEncoder(h, config.message_rounds));
+  xfer_head = register_module("xfer_head", mlp(2 * h, h, config.num_xfers + 1));
+  xfer_embedding = register_module("xfer_embedding", torch::nn::Embedding(config.num_xfers + 1, h));
+  location_head = register_module("location_head", mlp(4 * h, h, 1));  // candidate, xfer, graph (2h)
+  value_head = register_module("value_head", mlp(2 * h, h, 1));
+}
+
+torch::Tensor PolicyModuleImpl::xfer_log_probs(const Encoded& e, const BatchTensors& b) {
+  torch::Tensor logits = xfer_head->forward(e.graphs);
+  logits = logits.masked_fill(b.xfer_mask.logical_not(), -std::numeric_limits<float>::infinity());
+  return torch::log_softmax(logits, 1);
+}
+
+torch::Tensor PolicyModuleImpl::location_log_probs(const Encoded& e, const LocationCandidates& c,
+                                                   const std::vector<int32_t>& xfers, int64_t num_graphs) {
+  if (c.num_candidates == 0) return torch::zeros({0});
+  torch::Tensor member_node = int64_tensor(c.member_node);
+  torch::Tensor member_candidate = int64_tensor(c.member_candidate);
+  torch::Tensor candidate_graph = int64_tensor(c.candidate_graph);
+  torch::Tensor members = segment_sum(torch::ones({member_node.size(0), 1}), member_candidate, c.num_candidates);
+  torch::Tensor candidates =
+      segment_sum(e.nodes.index_select(0, member_node), member_candidate, c.num_candidates) / members.clamp_min(1);
+  std::vector<int64_t> xfer_ids(xfers.begin(), xfers.end());
+  torch::Tensor xfer_of_graph = xfer_embedding->forward(int64_tensor(xfer_ids));  // [B, H]
+  torch::Tensor scores =
+      location_head
+          ->forward(torch::cat({candidates, xfer_of_graph.index_select(0, candidate_graph),
+                                e.graphs.index_select(0, candidate_graph)},
+                               1))
+          .squeeze(1);
+  return segment_log_softmax(scores, candidate_graph, num_graphs);
+}
+
+torch::Tensor PolicyModuleImpl::values(const Encoded& e) { return value_head->forward(e.graphs).squeeze(1); }
+
+PolicyNetwork::PolicyNetwork(const PolicyNetworkConfig& config) : impl_(std::make_unique<Impl>()) {
+  if (config.num_xfers < 1) throw UsageError("policy network: num_xfers must be at least 1 (the rule library's size)");
+  if (config.hidden < 4 || config.hidden > 1024) throw UsageError("policy network: hidden must be in [4, 1024]");
+  if (config.message_rounds < 0 || config.message_rounds > 16)
+    throw UsageError("policy network: message_rounds must be in [0, 16]");
+  impl_->config = config;
+  torch::manual_seed(config.seed);
+  impl_->module = PolicyModule(config);
+}
+
+PolicyNetwork::~PolicyNetwork() = default;
+PolicyNetwork::PolicyNetwork(PolicyNetwork&&) noexcept = default;
+PolicyNetwork& PolicyNetwork::operator=(PolicyNetwork&&) noexcept = default;
+
+const PolicyNetworkConfig& PolicyNetwork::config() const { return impl_->config; }
+
+int64_t PolicyNetwork::num_parameters() const {
+  int64_t n = 0;
+  for (const torch::Tensor& p : impl_->module->parameters()) n += p.numel();
+  return n;
+}
+
+namespace {
+
+void check_xfers(const std::vector<const Observation*>& observations, int32_t num_xfers) {
+  for (const Observation* o : observations)
+    if (o->num_xfers != num_xfers)
+      throw UsageError("the observation has " + std::to_string(o->num_xfers) + " xfers but the policy was made for " +
+                       std::to_string(num_xfers) + ": another rule library");
+}
+
+}  // namespace
+
+std::vector<PolicyStep> PolicyNetwork::act(const std::vector<const Observation*>& observations, std::mt19937_64& rng,
+                                           bool greedy) {
+  check_xfers(observations, impl_->config.num_xfers);
+  std::vector<PolicyStep> steps(observations.size());
+  if (observations.empty()) return steps;
+  torch::NoGradGuard no_grad;
+  PolicyModule& m = impl_->module;
+  const ObservationBatch batch = batch_observations(observations);
+  const BatchTensors t = to_tensors(batch);
+  const Encoded e = m->encode(t);
+  const torch::Tensor xfer_lp = m->xfer_log_probs(e, t).contiguous();
+  const torch::Tensor xfer_p = xfer_lp.exp().contiguous();
+  const torch::Tensor values = m->values(e).contiguous();
+  const int64_t width = impl_->config.num_xfers + 1;
+  std::vector<int32_t> xfers(observations.size());
+  for (size_t g = 0; g < observations.size(); ++g) {
+    const float* p = xfer_p.data_ptr<float>() + g * width;
+    xfers[g] = static_cast<int32_t>(greedy ? argmax_index(p, width) : sample_index(p, width, rng));
+    steps[g].action.xfer = xfers[g];
+    steps[g].log_prob = xfer_lp.data_ptr<float>()[g * width + xfers[g]];
+    steps[g].value = values.data_ptr<float>()[g];
+  }
+  const LocationCandidates c = location_candidates(observations, batch, xfers);
+  const torch::Tensor loc_lp = m->location_log_probs(e, c, xfers, batch.num_graphs).contiguous();
+  // Candidates of one observation are contiguous, in location order.
+  int64_t begin = 0;
+  for (size_t g = 0; g < observations.size(); ++g) {
+    int64_t end = begin;
+    while (end < c.num_candidates && c.candidate_graph[end] == static_cast<int64_t>(g)) ++end;
+    if (end > begin) {
+      std::vector<float> p(static_cast<size_t>(end - begin));
+      for (int64_t k = begin; k < end; ++k) p[k - begin] = std::exp(loc_lp.data_ptr<float>()[k]);
+      const int64_t pick = greedy ? argmax_index(p.data(), end - begin) : sample_index(p.data(), end - begin, rng);
+      steps[g].action.location = c.candidate_location[begin + pick];
+      steps[g].log_prob += loc_lp.data_ptr<float>()[begin + pick];
+    }
+    begin = end;
+  }
+  return steps;
+}
+
+std::vector<float> PolicyNetwork::log_probs(const std::vector<const Observation*>& observations,
+                                            const std::vector<Action>& actions) {
+  check_xfers(observations, impl_->config.num_xfers);
+  if (actions.size() != observations.size()) throw UsageError("log_probs: one action per observation is needed");
+  torch::NoGradGuard no_grad;
+  PolicyModule& m = impl_->module;
+  const ObservationBatch batch = batch_observations(observations);
+  const BatchTensors t = to_tensors(batch);
+  const Encoded e = m->encode(t);
+  const torch::Tensor xfer_lp = m->xfer_log_probs(e, t);
+  std::vector<int32_t> xfers;
+  for (const Action& a : actions) xfers.push_back(a.xfer);
+  const LocationCandidates c = location_candidates(observations, batch, xfers);
+  const torch::Tensor loc_lp = m->location_log_probs(e, c, xfers, batch.num_graphs);
+  std::vector<float> out(observations.size());
+  for (size_t g = 0; g < observations.size(); ++g) out[g] = xfer_lp[g][actions[g].xfer].item<float>();
+  for (int64_t k = 0; k < c.num_candidates; ++k) {
+    const int64_t g = c.candidate_graph[k];
+    if (c.candidate_location[k] == actions[g].location) out[g] += loc_lp[k].item<float>();
+  }
+  return out;
+}
+
+std::vector<std::vector<float>> PolicyNetwork::graph_embeddings(const std::vector<const Observation*>& observations) {
+  check_xfers(observations, impl_->config.num_xfers);
+  torch::NoGradGuard no_grad;
+  const ObservationBatch batch = batch_observations(observations);
+  const torch::Tensor graphs = impl_->module->encode(to_tensors(batch)).graphs.contiguous();
+  std::vector<std::vector<float>> out;
+  for (int64_t g = 0; g < graphs.size(0); ++g)
+    out.emplace_back(graphs.data_ptr<float>() + g * graphs.size(1), graphs.data_ptr<float>() + (g + 1) * graphs.size(1));
+  return out;
+}
+
+}  // namespace graphworld

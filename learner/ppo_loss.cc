@@ -1,0 +1,28 @@
+#include "learner/ppo_loss.h"
+
+namespace graphworld {
+
+PpoLoss ppo_loss(const torch::Tensor& log_prob, const torch::Tensor& old_log_prob, const torch::Tensor& advantages,
+                 const torch::Tensor& values, const torch::Tensor& returns, const torch::Tensor& entropy,
+                 const PpoCoefficients& c) {
+  const torch::Tensor log_ratio = log_prob - old_log_prob;
+  const torch::Tensor ratio = log_ratio.exp();
+  const torch::Tensor unclipped = ratio * advantages;
+  const torch::Tensor clipped = ratio.clamp(1.0 - c.clip, 1.0 + c.clip) * advantages;
+  const torch::Tensor policy = -torch::min(unclipped, clipped).mean();
+  const torch::Tensor value = 0.5 * (values - returns).pow(2).mean();
+  const torch::Tensor mean_entropy = entropy.mean();
+  PpoLoss out;
+  out.total = policy + c.value_coef * value - c.entropy_coef * mean_entropy;
+  out.policy = policy.item<double>();
+  out.value = value.item<double>();
+  out.entropy = mean_entropy.item<double>();
+  {
+    torch::NoGradGuard no_grad;
+    out.approx_kl = ((ratio - 1) - log_ratio).mean().item<double>();
+    out.clip_fraction = ((ratio - 1).abs() > c.clip).to(torch::kFloat32).mean().item<double>();
+  }
+  return out;
+}
+
+}  // namespace graphworld

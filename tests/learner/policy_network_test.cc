@@ -1,0 +1,150 @@
+// The policy network: masked actions have probability exactly 0 and are
+// never sampled, the joint log-probability is the sum of the two heads',
+// and encoding graphs together equals encoding each alone.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "common/error.h"
+#include "env/cost/analytic_cost_model.h"
+#include "env/gym/graph_env.h"
+#include "env/rules/rule_library.h"
+#include "env/zoo/zoo.h"
+#include "learner/policy_module.h"
+#include "learner/policy_network.h"
+
+namespace graphworld {
+namespace {
+
+const RuleMatcher& matcher() {
+  static const RuleMatcher m(default_rule_library().rules);
+  return m;
+}
+
+PolicyNetwork make_network(uint64_t seed = 3) {
+  PolicyNetworkConfig config;
+  config.num_xfers = static_cast<int32_t>(matcher().num_rules());
+  config.hidden = 16;
+  config.message_rounds = 2;
+  config.seed = seed;
+  return PolicyNetwork(config);
+}
+
+struct TwoGraphs {
+  AnalyticCostModel cost;
+  GraphEnv a{build_zoo_model("resnet18", {}), matcher(), cost};
+  GraphEnv b{build_zoo_model("nasrnn", {}), matcher(), cost};
+  const Observation* oa = &a.reset(1);
+  const Observation* ob = &b.reset(2);
+};
+
+TEST(PolicyNetwork, MaskedXfersHaveProbabilityZeroAndAreNeverSampled) {
+  TwoGraphs t;
+  PolicyNetwork net = make_network();
+  torch::NoGradGuard no_grad;
+  auto& m = net.impl().module;
+  const ObservationBatch batch = batch_observations({t.oa, t.ob});
+  const BatchTensors tensors = to_tensors(batch);
+  const torch::Tensor p = m->xfer_log_probs(m->encode(tensors), tensors).exp();
+  const int64_t width = t.oa->num_xfers + 1;
+  for (int64_t g = 0; g < 2; ++g) {
+    EXPECT_NEAR(p[g].sum().item<double>(), 1.0, 1e-5);
+    for (int64_t x = 0; x < width; ++x)
+      if (!batch.xfer_mask[g * width + x]) {
+        ASSERT_EQ(p[g][x].item<float>(), 0.0f) << "graph " << g << " xfer " << x;
+      }
+  }
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 200; ++i) {
+    const std::vector<PolicyStep> steps = net.act({t.oa, t.ob}, rng);
+    const Observation* obs[2] = {t.oa, t.ob};
+    for (int g = 0; g < 2; ++g) {
+      ASSERT_TRUE(obs[g]->xfer_mask[steps[g].action.xfer]) << "sampled a masked xfer";
+      if (steps[g].action.xfer != obs[g]->num_xfers) {
+        ASSERT_LT(steps[g].action.location, obs[g]->location_count(steps[g].action.xfer));
+      }
+      ASSERT_TRUE(std::isfinite(steps[g].log_prob));
+    }
+  }
+}
+
+TEST(PolicyNetwork, JointLogProbIsTheSumOfTheTwoHeads) {
+  TwoGraphs t;
+  PolicyNetwork net = make_network();
+  std::mt19937_64 rng(11);
+  const std::vector<PolicyStep> steps = net.act({t.oa, t.ob}, rng);
+  torch::NoGradGuard no_grad;
+  auto& m = net.impl().module;
+  const std::vector<const Observation*> obs = {t.oa, t.ob};
+  const ObservationBatch batch = batch_observations(obs);
+  const BatchTensors tensors = to_tensors(batch);
+  const Encoded e = m->encode(tensors);
+  const torch::Tensor xfer_lp = m->xfer_log_probs(e, tensors);
+  const std::vector<int32_t> xfers = {steps[0].action.xfer, steps[1].action.xfer};
+  const LocationCandidates c = location_candidates(obs, batch, xfers);
+  const torch::Tensor loc_lp = m->location_log_probs(e, c, xfers, 2);
+  for (int g = 0; g < 2; ++g) {
+    double expected = xfer_lp[g][xfers[g]].item<double>();
+    double location_total = 0;
+    for (int64_t k = 0; k < c.num_candidates; ++k) {
+      if (c.candidate_graph[k] != g) continue;
+      location_total += std::exp(loc_lp[k].item<double>());
+      if (c.candidate_location[k] == steps[g].action.location) expected += loc_lp[k].item<double>();
+    }
+    if (xfers[g] != obs[g]->num_xfers) {
+      EXPECT_NEAR(location_total, 1.0, 1e-5) << "location probabilities sum to 1";
+    }
+    EXPECT_NEAR(steps[g].log_prob, expected, 1e-5);
+    EXPECT_NEAR(net.log_probs(obs, {steps[0].action, steps[1].action})[g], expected, 1e-5);
+  }
+  // NO-OP has no location term: its log-probability is the xfer head's alone.
+  const Action noop{t.oa->num_xfers, 0};
+  EXPECT_NEAR(net.log_probs({t.oa}, {noop})[0], xfer_lp[0][t.oa->num_xfers].item<double>(), 1e-5);
+}
+
+TEST(PolicyNetwork, BatchedEncodingEqualsEncodingEachAlone) {
+  TwoGraphs t;
+  PolicyNetwork net = make_network();
+  const auto together = net.graph_embeddings({t.oa, t.ob});
+  const auto a = net.graph_embeddings({t.oa});
+  const auto b = net.graph_embeddings({t.ob});
+  ASSERT_EQ(together.size(), 2u);
+  ASSERT_EQ(together[0].size(), 32u);
+  for (size_t k = 0; k < a[0].size(); ++k) EXPECT_NEAR(together[0][k], a[0][k], 1e-5);
+  for (size_t k = 0; k < b[0].size(); ++k) EXPECT_NEAR(together[1][k], b[0][k], 1e-5);
+  // The same for the log-probability of an action.
+  std::mt19937_64 rng(5);
+  const auto steps = net.act({t.oa, t.ob}, rng);
+  EXPECT_NEAR(net.log_probs({t.oa, t.ob}, {steps[0].action, steps[1].action})[1],
+              net.log_probs({t.ob}, {steps[1].action})[0], 1e-5);
+}
+
+TEST(PolicyNetwork, SameSeedSameParametersAndGreedyIsDeterministic) {
+  TwoGraphs t;
+  PolicyNetwork first = make_network(9), second = make_network(9);
+  EXPECT_GT(first.num_parameters(), 1000);
+  std::mt19937_64 r1(1), r2(2);
+  const auto g1 = first.act({t.oa, t.ob}, r1, /*greedy=*/true);
+  const auto g2 = second.act({t.oa, t.ob}, r2, /*greedy=*/true);
+  for (int g = 0; g < 2; ++g) {
+    EXPECT_EQ(g1[g].action, g2[g].action);
+    EXPECT_EQ(g1[g].log_prob, g2[g].log_prob);
+  }
+}
+
+TEST(PolicyNetwork, BadSettingsAndForeignObservationsAreRefused) {
+  PolicyNetworkConfig config;
+  config.num_xfers = 0;
+  EXPECT_THROW(PolicyNetwork{config}, UsageError);
+  config.num_xfers = 5;
+  config.hidden = 2;
+  EXPECT_THROW(PolicyNetwork{config}, UsageError);
+  config.hidden = 16;
+  PolicyNetwork small(config);
+  TwoGraphs t;
+  std::mt19937_64 rng(1);
+  EXPECT_THROW(small.act({t.oa}, rng), UsageError);
+}
+
+}  // namespace
+}  // namespace graphworld
