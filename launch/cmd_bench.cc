@@ -24,7 +24,8 @@ int run_bench(const CliArgs& args) {
   if (what == "cost") return run_bench_cost(args);
   if (what == "fidelity") return run_bench_fidelity(args);
   if (what == "rules") return run_bench_rules(args);
-  if (what != "io") throw UsageError("unknown benchmark '" + what + "'; available: io, cost, fidelity, rules");
+  if (what == "policy") return run_bench_policy(args);
+  if (what != "io") throw UsageError("unknown benchmark '" + what + "'; available: io, cost, fidelity, rules, policy");
   return run_bench_io(args);
 }
 
@@ -98,7 +99,10 @@ Subcommand bench_command() {
            {{"--repeats", "", "N", "io, rules: timed repetitions after one warm-up (default 5; rules 10)"},
             {"--steps", "", "N", "rules: random rewrites timed incrementally (default 50)"},
             {"--output", "-o", "FILE", "io: keep the exported model here (default: a temp file, removed)"},
-            {"--threads", "", "T", "cost, fidelity: intra-op threads (default: all cores)"},
+            {"--threads", "", "T", "cost, fidelity, policy: intra-op threads (default: all cores)"},
+            {"--hidden", "", "H", "policy: embedding width (default 32)"},
+            {"--rounds", "", "R", "policy: message-passing rounds (default 3)"},
+            {"--batch", "", "B", "policy: PPO minibatch and batched-inference size (default 64)"},
             {"--cache-dir", "", "DIR", "fidelity: measured-cost cache directory (default: the user cache)"},
             {"--onnx-dir", "", "DIR", "fidelity: also every .onnx file in DIR (e.g. torchvision exports)"},
             {"--models", "", "LIST", "fidelity: comma-separated zoo models (default: all)"},

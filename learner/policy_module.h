@@ -58,6 +58,18 @@ struct PolicyModuleImpl : torch::nn::Module {
 };
 TORCH_MODULE(PolicyModule);
 
+// The log-probabilities, entropies and values of given actions, with
+// gradients: what a PPO update differentiates. The entropy is the xfer
+// head's plus the location head's for the taken xfer (the full conditional
+// entropy would score every allowed xfer's locations).
+struct ActionEvaluation {
+  torch::Tensor log_prob;  // [B]
+  torch::Tensor entropy;   // [B]
+  torch::Tensor value;     // [B]
+};
+ActionEvaluation evaluate_actions(PolicyModule& module, const std::vector<const Observation*>& observations,
+                                  const std::vector<Action>& actions);
+
 struct PolicyNetwork::Impl {
   PolicyNetworkConfig config;
   PolicyModule module{nullptr};

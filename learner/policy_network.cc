@@ -161,6 +161,40 @@ torch::Tensor PolicyModuleImpl::location_log_probs(const Encoded& e, const Locat
 
 torch::Tensor PolicyModuleImpl::values(const Encoded& e) { return value_head->forward(e.graphs).squeeze(1); }
 
+ActionEvaluation evaluate_actions(PolicyModule& m, const std::vector<const Observation*>& observations,
+                                  const std::vector<Action>& actions) {
+  if (actions.size() != observations.size()) throw UsageError("evaluate_actions: one action per observation is needed");
+  const ObservationBatch batch = batch_observations(observations);
+  const BatchTensors t = to_tensors(batch);
+  const Encoded e = m->encode(t);
+  const int64_t graphs = batch.num_graphs;
+  std::vector<int32_t> xfers;
+  std::vector<int64_t> xfer_index;
+  for (const Action& a : actions) {
+    xfers.push_back(a.xfer);
+    xfer_index.push_back(a.xfer);
+  }
+  const torch::Tensor xfer_lp = m->xfer_log_probs(e, t);
+  torch::Tensor log_prob = xfer_lp.gather(1, int64_tensor(xfer_index).unsqueeze(1)).squeeze(1);
+  // A masked xfer's log-probability is -inf: 0 * -inf would be NaN, in the
+  // forward pass and (even behind a where on the product) in the backward
+  // one, so the -inf is replaced before the product.
+  const torch::Tensor finite_lp = torch::where(t.xfer_mask, xfer_lp, torch::zeros_like(xfer_lp));
+  torch::Tensor entropy = -(xfer_lp.exp() * finite_lp).sum(1);
+  const LocationCandidates c = location_candidates(observations, batch, xfers);
+  if (c.num_candidates > 0) {
+    const torch::Tensor loc_lp = m->location_log_probs(e, c, xfers, graphs);
+    const torch::Tensor candidate_graph = int64_tensor(c.candidate_graph);
+    std::vector<float> taken(static_cast<size_t>(c.num_candidates));
+    for (int64_t k = 0; k < c.num_candidates; ++k)
+      taken[k] = c.candidate_location[k] == actions[c.candidate_graph[k]].location ? 1.0f : 0.0f;
+    const torch::Tensor is_taken = torch::from_blob(taken.data(), {c.num_candidates}).clone();
+    log_prob = log_prob + segment_sum(loc_lp * is_taken, candidate_graph, graphs);
+    entropy = entropy - segment_sum(loc_lp.exp() * loc_lp, candidate_graph, graphs);
+  }
+  return {log_prob, entropy, m->values(e)};
+}
+
 PolicyNetwork::PolicyNetwork(const PolicyNetworkConfig& config) : impl_(std::make_unique<Impl>()) {
   if (config.num_xfers < 1) throw UsageError("policy network: num_xfers must be at least 1 (the rule library's size)");
   if (config.hidden < 4 || config.hidden > 1024) throw UsageError("policy network: hidden must be in [4, 1024]");

@@ -110,6 +110,12 @@ TEST(CostCli, BenchmarksPrintTheirNumbers) {
       << out;
   EXPECT_NE(out.find("Spearman(measured cost, latency)"), std::string::npos) << out;
   EXPECT_NE(out.find("Spearman(analytic cost, latency)"), std::string::npos) << out;
+  ASSERT_EQ(gw("bench policy nasrnn --batch 4 --repeats 2 --hidden 8 --rounds 1 --json", &out), 0) << out;
+  json = json_line(out);
+  for (const char* key : {"parameters", "inference_median_ms", "batched_ms_per_observation", "train_samples_per_s"})
+    EXPECT_NE(json.find(std::string("\"") + key + "\":"), std::string::npos) << key << " in " << json;
+  EXPECT_GT(json_number(json, "train_samples_per_s"), 0.0);
+  EXPECT_EQ(gw("bench policy nasrnn --hidden 2", &out), 2) << out;
 }
 
 }  // namespace
