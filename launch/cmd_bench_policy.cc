@@ -80,8 +80,10 @@ int run_bench_policy(const CliArgs& args) {
     out.end_array().key("peak_rss_mib").value(peak_rss_mib()).end_object();
     std::printf("%s\n", out.str().c_str());
   } else {
-    std::printf("inference on 1 thread; batched inference and training on %s; peak RSS %.0f MiB\n",
-                options.train_threads > 0 ? (std::to_string(options.train_threads) + " threads").c_str() : "every core",
+    const std::string threads = options.train_threads == 1   ? "1 thread"
+                                : options.train_threads > 1 ? std::to_string(options.train_threads) + " threads"
+                                                            : "every core";
+    std::printf("inference on 1 thread; batched inference and training on %s; peak RSS %.0f MiB\n", threads.c_str(),
                 peak_rss_mib());
   }
   return 0;

@@ -12,12 +12,23 @@ ObservationBatch batch_observations(const std::vector<const Observation*>& obser
   if (observations.empty()) return b;
   b.num_xfers = observations[0]->num_xfers;
   int64_t nodes = 0, edges = 0;
-  for (const Observation* o : observations) {
+  for (size_t g = 0; g < observations.size(); ++g) {
+    const Observation* o = observations[g];
+    const std::string where = "observation " + std::to_string(g);
     if (o->num_xfers != b.num_xfers)
       throw UsageError("observations from different rule libraries cannot share a batch: " +
                        std::to_string(o->num_xfers) + " xfers against " + std::to_string(b.num_xfers));
-    nodes += o->graph.num_nodes;
-    edges += o->graph.num_edges;
+    if (o->xfer_mask.size() != static_cast<size_t>(b.num_xfers + 1) || !o->xfer_mask[b.num_xfers])
+      throw UsageError(where + " is terminal (NO-OP is not allowed, as after an episode ends) or malformed: reset "
+                       "the environment before acting on it");
+    const GraphTuple& t = o->graph;
+    if (t.node_features.size() != static_cast<size_t>(t.num_nodes) * kNodeFeatureDim ||
+        t.edge_features.size() != static_cast<size_t>(t.num_edges) * kEdgeFeatureDim ||
+        t.globals.size() != static_cast<size_t>(kGlobalFeatureDim) || t.senders.size() != static_cast<size_t>(t.num_edges) ||
+        t.receivers.size() != static_cast<size_t>(t.num_edges))
+      throw UsageError(where + ": the graph tuple's arrays do not match its node and edge counts");
+    nodes += t.num_nodes;
+    edges += t.num_edges;
   }
   b.num_nodes = nodes;
   b.num_edges = edges;

@@ -22,6 +22,8 @@ PolicyBenchmarkResult benchmark_policy(const std::vector<Observation>& observati
   std::vector<const Observation*> batch;
   for (int32_t k = 0; k < options.minibatch; ++k) batch.push_back(&observations[k % observations.size()]);
 
+  // The thread counts are set for the measurements and restored after.
+  const int previous_threads = at::get_num_threads();
   at::set_num_threads(options.inference_threads);
   const LatencyStats single = measure_latency([&] { net.act({batch[0]}, rng); }, 3, options.repeats);
   r.inference_median_ms = single.median_ms;
@@ -56,6 +58,7 @@ PolicyBenchmarkResult benchmark_policy(const std::vector<Observation>& observati
         adam.step();
       },
       1, options.repeats);
+  at::set_num_threads(previous_threads);
   r.train_step_ms = train.median_ms;
   r.train_samples_per_s = 1000.0 * options.minibatch / train.median_ms;
   return r;

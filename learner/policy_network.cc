@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <string>
 
 #include "common/error.h"
@@ -52,10 +53,21 @@ torch::Tensor segment_sum(const torch::Tensor& values, const torch::Tensor& inde
 }
 
 torch::Tensor segment_log_softmax(const torch::Tensor& logits, const torch::Tensor& index, int64_t segments) {
-  // Subtract each segment's max before exponentiating, for stability.
-  torch::Tensor max = torch::full({segments}, -std::numeric_limits<float>::infinity(), logits.options())
-                          .scatter_reduce(0, index, logits.detach(), "amax", /*include_self=*/true);
-  torch::Tensor shifted = logits - max.index_select(0, index);
+  // Subtract each segment's max before exponentiating, for stability. The
+  // max is a constant for the gradient; computed here on the host (ATen's
+  // scatter_reduce is still beta in this LibTorch and warns on every call).
+  const torch::Tensor values = logits.detach().contiguous();
+  const torch::Tensor ids = index.contiguous();
+  TORCH_CHECK(values.scalar_type() == torch::kFloat32 && values.device().is_cpu(), "segment_log_softmax: CPU float");
+  std::vector<float> max(static_cast<size_t>(segments), -std::numeric_limits<float>::infinity());
+  const float* v = values.data_ptr<float>();
+  const int64_t* id = ids.data_ptr<int64_t>();
+  for (int64_t k = 0; k < values.size(0); ++k) {
+    TORCH_CHECK(id[k] >= 0 && id[k] < segments, "segment_log_softmax: segment id out of range");
+    max[static_cast<size_t>(id[k])] = std::max(max[static_cast<size_t>(id[k])], v[k]);
+  }
+  const torch::Tensor segment_max = torch::from_blob(max.data(), {segments}).clone();
+  torch::Tensor shifted = logits - segment_max.index_select(0, index);
   torch::Tensor sums = segment_sum(shifted.exp(), index, segments);
   return shifted - sums.log().index_select(0, index);
 }
@@ -74,10 +86,10 @@ BatchTensors to_tensors(const ObservationBatch& batch) {
   auto ones_edges = torch::ones({batch.num_edges, 1});
   t.node_count = segment_sum(ones_nodes, t.node_graph, batch.num_graphs).clamp_min(1);
   t.edge_count = segment_sum(ones_edges, t.edge_graph, batch.num_graphs).clamp_min(1);
-  std::vector<uint8_t> mask = batch.xfer_mask;
-  t.xfer_mask = torch::from_blob(mask.data(), {batch.num_graphs, batch.num_xfers + 1}, torch::kUInt8)
-                    .to(torch::kBool)
-                    .clone();
+  // .to() copies, so the tensor does not point into the batch.
+  t.xfer_mask = torch::from_blob(const_cast<uint8_t*>(batch.xfer_mask.data()), {batch.num_graphs, batch.num_xfers + 1},
+                                 torch::kUInt8)
+                    .to(torch::kBool);
   return t;
 }
 
@@ -161,9 +173,16 @@ torch::Tensor PolicyModuleImpl::location_log_probs(const Encoded& e, const Locat
 
 torch::Tensor PolicyModuleImpl::values(const Encoded& e) { return value_head->forward(e.graphs).squeeze(1); }
 
+namespace {
+void check_xfers(const std::vector<const Observation*>& observations, int32_t num_xfers);
+void check_locations(const std::vector<const Observation*>& observations, const std::vector<Action>& actions);
+}  // namespace
+
 ActionEvaluation evaluate_actions(PolicyModule& m, const std::vector<const Observation*>& observations,
                                   const std::vector<Action>& actions) {
   if (actions.size() != observations.size()) throw UsageError("evaluate_actions: one action per observation is needed");
+  check_xfers(observations, static_cast<int32_t>(m->num_xfers));
+  check_locations(observations, actions);
   const ObservationBatch batch = batch_observations(observations);
   const BatchTensors t = to_tensors(batch);
   const Encoded e = m->encode(t);
@@ -201,8 +220,16 @@ PolicyNetwork::PolicyNetwork(const PolicyNetworkConfig& config) : impl_(std::mak
   if (config.message_rounds < 0 || config.message_rounds > 16)
     throw UsageError("policy network: message_rounds must be in [0, 16]");
   impl_->config = config;
-  torch::manual_seed(config.seed);
+  // Parameters are drawn from torch's global generator: seed it for this
+  // construction only, and give it back as it was, so building a network
+  // does not reset every other user's random stream.
+  static std::mutex seeding;
+  std::lock_guard<std::mutex> lock(seeding);
+  at::Generator generator = at::detail::getDefaultCPUGenerator();
+  const at::Tensor saved = generator.get_state();
+  generator.set_current_seed(config.seed);
   impl_->module = PolicyModule(config);
+  generator.set_state(saved);
 }
 
 PolicyNetwork::~PolicyNetwork() = default;
@@ -218,6 +245,18 @@ int64_t PolicyNetwork::num_parameters() const {
 }
 
 namespace {
+
+void check_locations(const std::vector<const Observation*>& observations, const std::vector<Action>& actions) {
+  for (size_t g = 0; g < observations.size(); ++g) {
+    const Action& a = actions[g];
+    if (a.xfer < 0 || a.xfer > observations[g]->num_xfers) continue;  // location_candidates names a bad xfer
+    if (a.xfer != observations[g]->num_xfers &&
+        (a.location < 0 || a.location >= observations[g]->location_count(a.xfer)))
+      throw UsageError("action " + std::to_string(g) + ": location " + std::to_string(a.location) + " of xfer " +
+                       std::to_string(a.xfer) + " is not one of its " +
+                       std::to_string(observations[g]->location_count(a.xfer)) + " locations");
+  }
+}
 
 void check_xfers(const std::vector<const Observation*>& observations, int32_t num_xfers) {
   for (const Observation* o : observations)
@@ -273,6 +312,7 @@ std::vector<float> PolicyNetwork::log_probs(const std::vector<const Observation*
                                             const std::vector<Action>& actions) {
   check_xfers(observations, impl_->config.num_xfers);
   if (actions.size() != observations.size()) throw UsageError("log_probs: one action per observation is needed");
+  check_locations(observations, actions);
   torch::NoGradGuard no_grad;
   PolicyModule& m = impl_->module;
   const ObservationBatch batch = batch_observations(observations);
@@ -283,11 +323,14 @@ std::vector<float> PolicyNetwork::log_probs(const std::vector<const Observation*
   for (const Action& a : actions) xfers.push_back(a.xfer);
   const LocationCandidates c = location_candidates(observations, batch, xfers);
   const torch::Tensor loc_lp = m->location_log_probs(e, c, xfers, batch.num_graphs);
+  const torch::Tensor xfer_host = xfer_lp.contiguous();
+  const torch::Tensor loc_host = loc_lp.contiguous();
+  const int64_t width = impl_->config.num_xfers + 1;
   std::vector<float> out(observations.size());
-  for (size_t g = 0; g < observations.size(); ++g) out[g] = xfer_lp[g][actions[g].xfer].item<float>();
+  for (size_t g = 0; g < observations.size(); ++g) out[g] = xfer_host.data_ptr<float>()[g * width + actions[g].xfer];
   for (int64_t k = 0; k < c.num_candidates; ++k) {
     const int64_t g = c.candidate_graph[k];
-    if (c.candidate_location[k] == actions[g].location) out[g] += loc_lp[k].item<float>();
+    if (c.candidate_location[k] == actions[g].location) out[g] += loc_host.data_ptr<float>()[k];
   }
   return out;
 }

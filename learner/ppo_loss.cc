@@ -5,6 +5,10 @@ namespace graphworld {
 PpoLoss ppo_loss(const torch::Tensor& log_prob, const torch::Tensor& old_log_prob, const torch::Tensor& advantages,
                  const torch::Tensor& values, const torch::Tensor& returns, const torch::Tensor& entropy,
                  const PpoCoefficients& c) {
+  // Equal 1-D shapes: a [B, 1] against a [B] would broadcast to [B, B] silently.
+  for (const torch::Tensor* t : {&old_log_prob, &advantages, &values, &returns, &entropy})
+    TORCH_CHECK(t->dim() == 1 && log_prob.dim() == 1 && t->size(0) == log_prob.size(0),
+                "ppo_loss: every input must be a 1-D tensor of the minibatch's size");
   const torch::Tensor log_ratio = log_prob - old_log_prob;
   const torch::Tensor ratio = log_ratio.exp();
   const torch::Tensor unclipped = ratio * advantages;

@@ -3,6 +3,8 @@
 // locations of a chosen xfer with the nodes each matched.
 #include <gtest/gtest.h>
 
+#include <span>
+
 #include "common/error.h"
 #include "env/cost/analytic_cost_model.h"
 #include "env/gym/graph_env.h"
@@ -68,12 +70,31 @@ TEST(ObservationBatch, CandidatesListTheMatchedNodesOfTheChosenXfer) {
     }
   }
   EXPECT_EQ(static_cast<size_t>(members), c.member_node.size());
+  // The second observation's candidates point at its own nodes, past the first's.
+  int32_t xb = -1;
+  for (int32_t x = 0; x < ob.num_xfers && xb < 0; ++x)
+    if (ob.xfer_mask[x]) xb = x;
+  ASSERT_GE(xb, 0);
+  const LocationCandidates both = location_candidates({&oa, &ob}, batch, {xa, xb});
+  EXPECT_EQ(both.num_candidates, oa.location_count(xa) + ob.location_count(xb));
+  const std::span<const int32_t> first_b = ob.matched_nodes(xb, 0);
+  EXPECT_EQ(both.member_node[members], first_b[0] + batch.node_offset[1]);
+  EXPECT_EQ(both.candidate_graph[oa.location_count(xa)], 1);
   // A masked xfer is refused.
   int32_t masked = -1;
   for (int32_t x = 0; x < ob.num_xfers && masked < 0; ++x)
     if (!ob.xfer_mask[x]) masked = x;
   ASSERT_GE(masked, 0);
   EXPECT_THROW(location_candidates({&oa, &ob}, batch, {xa, masked}), UsageError);
+}
+
+TEST(ObservationBatch, TerminalObservationsAreRefused) {
+  AnalyticCostModel cost;
+  GraphEnv env(build_zoo_model("nasrnn", {}), matcher(), cost);
+  env.reset(1);
+  const StepResult r = env.step({env.noop(), 0});
+  ASSERT_TRUE(r.done);
+  EXPECT_THROW(batch_observations({r.observation}), UsageError);
 }
 
 }  // namespace

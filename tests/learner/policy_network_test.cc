@@ -152,6 +152,42 @@ TEST(PolicyNetwork, SameSeedSameParametersAndGreedyIsDeterministic) {
   }
 }
 
+TEST(PolicyNetwork, SegmentLogSoftmaxIsLogSoftmaxWithinEachSegment) {
+  const torch::Tensor logits = torch::tensor({1.0f, 2.0f, 3.0f, -1.0f, 500.0f});
+  const torch::Tensor index = torch::tensor({0, 0, 0, 2, 2}, torch::kInt64);
+  const torch::Tensor got = segment_log_softmax(logits, index, 3);  // segment 1 is empty
+  EXPECT_TRUE(torch::allclose(got.slice(0, 0, 3), torch::log_softmax(logits.slice(0, 0, 3), 0)));
+  EXPECT_TRUE(torch::allclose(got.slice(0, 3, 5), torch::log_softmax(logits.slice(0, 3, 5), 0)));
+  EXPECT_TRUE(torch::isfinite(got).all().item<bool>()) << "a large logit must not overflow";
+}
+
+TEST(PolicyNetwork, XferEntropyIsTheMaskedCategoricalsAndSamplingIsSeeded) {
+  TwoGraphs t;
+  PolicyNetwork net = make_network();
+  const Action noop_a{t.oa->num_xfers, 0}, noop_b{t.ob->num_xfers, 0};
+  // With NO-OP taken there is no location term: the entropy is the xfer head's alone.
+  const ActionEvaluation e = evaluate_actions(net.impl().module, {t.oa, t.ob}, {noop_a, noop_b});
+  torch::NoGradGuard no_grad;
+  auto& m = net.impl().module;
+  const BatchTensors tensors = to_tensors(batch_observations({t.oa, t.ob}));
+  const torch::Tensor lp = m->xfer_log_probs(m->encode(tensors), tensors);
+  for (int g = 0; g < 2; ++g) {
+    double h = 0;
+    for (int64_t x = 0; x < lp.size(1); ++x) {
+      const double l = lp[g][x].item<double>();
+      if (std::isfinite(l)) h -= std::exp(l) * l;
+    }
+    EXPECT_NEAR(e.entropy[g].item<double>(), h, 1e-4);
+  }
+  // The same seed samples the same actions.
+  std::mt19937_64 r1(21), r2(21);
+  for (int i = 0; i < 5; ++i) {
+    const auto s1 = net.act({t.oa, t.ob}, r1), s2 = net.act({t.oa, t.ob}, r2);
+    EXPECT_EQ(s1[0].action, s2[0].action);
+    EXPECT_EQ(s1[1].action, s2[1].action);
+  }
+}
+
 TEST(PolicyNetwork, BadSettingsAndForeignObservationsAreRefused) {
   PolicyNetworkConfig config;
   config.num_xfers = 0;
@@ -164,6 +200,17 @@ TEST(PolicyNetwork, BadSettingsAndForeignObservationsAreRefused) {
   TwoGraphs t;
   std::mt19937_64 rng(1);
   EXPECT_THROW(small.act({t.oa}, rng), UsageError);
+  // A location beyond the xfer's count is refused, not scored as the xfer alone.
+  PolicyNetwork net = make_network();
+  int32_t x = 0;
+  while (!t.oa->xfer_mask[x]) ++x;
+  EXPECT_THROW(net.log_probs({t.oa}, {Action{x, t.oa->location_count(x)}}), UsageError);
+  // Building a network leaves torch's global random stream where it was.
+  torch::manual_seed(42);
+  const double expected = torch::rand({1}).item<double>();
+  torch::manual_seed(42);
+  make_network(99);
+  EXPECT_EQ(torch::rand({1}).item<double>(), expected);
 }
 
 }  // namespace

@@ -39,5 +39,24 @@ TEST(PpoLoss, ClippedSamplesGiveNoPolicyGradient) {
   EXPECT_NEAR(loss.clip_fraction, 0.5, 1e-9);
 }
 
+// The pessimistic min: where the unclipped term is the smaller one it is
+// used (r = 0.5 with A = +1 gives 0.5, not the clipped 0.8; r = 1.5 with
+// A = -1 gives -1.5, not -1.2), and its gradient flows.
+TEST(PpoLoss, TakesTheSmallerOfTheClippedAndUnclippedTerms) {
+  const torch::Tensor new_lp = torch::tensor({std::log(0.5), std::log(1.5)}).requires_grad_(true);
+  const PpoLoss loss = ppo_loss(new_lp, torch::zeros({2}), torch::tensor({1.0, -1.0}), torch::zeros({2}),
+                                torch::zeros({2}), torch::zeros({2}), PpoCoefficients{});
+  EXPECT_NEAR(loss.policy, -(0.5 - 1.5) / 2, 1e-6);
+  loss.total.backward();
+  EXPECT_NEAR(new_lp.grad()[0].item<double>(), -0.5 * 1.0 / 2, 1e-6);
+  EXPECT_NEAR(new_lp.grad()[1].item<double>(), -1.5 * -1.0 / 2, 1e-6);
+}
+
+TEST(PpoLoss, MismatchedShapesAreRefused) {
+  EXPECT_THROW(ppo_loss(torch::zeros({4}), torch::zeros({4}), torch::zeros({4, 1}), torch::zeros({4}), torch::zeros({4}),
+                        torch::zeros({4}), PpoCoefficients{}),
+               c10::Error);
+}
+
 }  // namespace
 }  // namespace graphworld
