@@ -92,14 +92,15 @@ OutputDifference check_equivalent(const std::vector<std::shared_ptr<TensorData>>
   return diff;
 }
 
-void write_speedup(JsonWriter& j, const std::string& runtime, std::optional<double> speedup, double original_ms,
-                   double optimized_ms) {
+// RUNTIME_speedup, RUNTIME_original_ms, RUNTIME_optimized_ms; null when not timed.
+void write_speedup(JsonWriter& j, const std::string& runtime, const std::optional<LatencyComparison>& timing) {
   j.key(runtime + "_speedup");
-  if (!speedup) {
+  if (!timing) {
     j.null_value().key(runtime + "_original_ms").null_value().key(runtime + "_optimized_ms").null_value();
     return;
   }
-  j.value(*speedup).key(runtime + "_original_ms").value(original_ms).key(runtime + "_optimized_ms").value(optimized_ms);
+  j.value(timing->speedup).key(runtime + "_original_ms").value(timing->original_ms)
+      .key(runtime + "_optimized_ms").value(timing->candidate_ms);
 }
 
 int run_optimize(const CliArgs& args) {
@@ -218,12 +219,8 @@ int run_optimize(const CliArgs& args) {
         .key("spelling").value(spelling)
         .key("verify_runtime").value(verify_runtime_name(check_options.runtime))
         .key("noise_margin").value(check_options.noise_margin);
-    write_speedup(j, "executor", check.executor ? std::optional<double>(check.executor->speedup) : std::nullopt,
-                  check.executor ? check.executor->original_ms : 0, check.executor ? check.executor->candidate_ms : 0);
-    write_speedup(j, "onnxruntime",
-                  check.onnxruntime ? std::optional<double>(check.onnxruntime->speedup) : std::nullopt,
-                  check.onnxruntime ? check.onnxruntime->original_ms : 0,
-                  check.onnxruntime ? check.onnxruntime->candidate_ms : 0);
+    write_speedup(j, "executor", check.executor);
+    write_speedup(j, "onnxruntime", check.onnxruntime);
     j.key("written").value(written)
         .key("verdict").value(check.verdict)
         .key("peak_rss_mib").value(peak_rss_mib())

@@ -89,6 +89,7 @@ OnnxRuntimeComparison compare_onnxruntime_latency(const std::string& original_pa
                 (errors.empty() ? how : errors) + ". Use --verify-runtime executor to decide with the executor alone");
   }
   OnnxRuntimeComparison result;
+  result.iters = options.iters;
   result.original_ms = json_number(output, "a_ms");
   result.candidate_ms = json_number(output, "b_ms");
   result.speedup = json_number(output, "speedup");

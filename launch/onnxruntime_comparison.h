@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "env/ops/latency_comparison.h"
+
 namespace graphworld {
 
 struct OnnxRuntimeComparisonOptions {
@@ -19,12 +21,8 @@ struct OnnxRuntimeComparisonOptions {
   std::string opt_level = "all";  // onnxruntime's graph optimisation level
 };
 
-struct OnnxRuntimeComparison {
-  double original_ms = 0;
-  double candidate_ms = 0;
-  double speedup = 1;  // median over alternating rounds of original / candidate
-  std::vector<double> ratios;
-};
+// The result has the executor comparison's form (iters: the minimum asked for).
+using OnnxRuntimeComparison = LatencyComparison;
 
 // Throws Error naming what is missing (node, onnxruntime-node, the script)
 // and how to install it, or onnxruntime's own message when a model fails.

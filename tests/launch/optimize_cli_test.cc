@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "env/onnx/onnx_import.h"
 #include "env/rules/rule_library.h"
 #include "env/rules/rule_writer.h"
 #include "tests/launch/cli_test_support.h"
@@ -59,13 +60,6 @@ TEST(OptimizeCli, RefusesToWriteAGraphThatIsNotEquivalent) {
   EXPECT_FALSE(std::filesystem::exists(out_file));
 }
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // The end-to-end gate: with a noise margin no rewrite can clear (it would
 // need to be twice as fast), optimize keeps the original, byte for byte,
 // and says so.
@@ -80,7 +74,7 @@ TEST(OptimizeCli, KeepsTheOriginalWhenTheResultIsNotFasterEndToEnd) {
   EXPECT_NE(out.find("\"written\":\"original\""), std::string::npos) << out;
   EXPECT_NE(out.find("\"onnxruntime_speedup\":null"), std::string::npos) << out;
   EXPECT_NE(out.find("not faster"), std::string::npos) << out;
-  EXPECT_EQ(read_bytes(out_file), read_bytes(in)) << "the original must be kept byte for byte";
+  EXPECT_EQ(read_file_bytes(out_file), read_file_bytes(in)) << "the original must be kept byte for byte";
   // The human summary says it too.
   ASSERT_EQ(gw("optimize " + in + " -o " + out_file + " --budget 10 --noise-margin 0.99 --verify-rounds 2", &out), 0);
   EXPECT_NE(out.find("kept original"), std::string::npos) << out;
@@ -117,7 +111,7 @@ TEST(OptimizeCli, VerifyRuntimeNoneWritesTheResultUntimed) {
   EXPECT_NE(out.find("\"executor_speedup\":null"), std::string::npos) << out;
   const std::string reference = testing::scratch_dir() + "/nasrnn-untimed-reference.onnx";
   ASSERT_EQ(gw("zoo nasrnn -o " + reference, &out), 0) << out;
-  EXPECT_NE(read_bytes(out_file), read_bytes(reference));
+  EXPECT_NE(read_file_bytes(out_file), read_file_bytes(reference));
   EXPECT_LE(testing::ort_compare(reference, out_file).max_rel_err, 1e-4);
 }
 
@@ -132,7 +126,7 @@ TEST(OptimizeCli, KeepsAZooOriginalAsItsExport) {
   EXPECT_EQ(out.find("\"executor_speedup\":null"), std::string::npos) << out;
   const std::string reference = testing::scratch_dir() + "/nasrnn-reference.onnx";
   ASSERT_EQ(gw("zoo nasrnn -o " + reference, &out), 0) << out;
-  EXPECT_EQ(read_bytes(out_file), read_bytes(reference));
+  EXPECT_EQ(read_file_bytes(out_file), read_file_bytes(reference));
 }
 
 TEST(OptimizeCli, BadArgumentsAreClearErrors) {

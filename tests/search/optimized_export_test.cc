@@ -35,13 +35,6 @@ onnx::ModelProto parse(const std::string& bytes) {
   return model;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Names of initializers that no node and no graph output reads.
 std::vector<std::string> unread_initializers(const onnx::ModelProto& model) {
   std::set<std::string> read;
@@ -137,14 +130,14 @@ TEST(OptimizedExport, TorchvisionExportsShipOnlyWhatTheyRead) {
   for (const char* name : {"resnet18_bn", "resnet18_folded", "squeezenet1_1", "resnet50_bn", "resnet50_folded",
                            "inception_v3_bn", "inception_v3_folded", "transformer_encoder_op13",
                            "transformer_encoder_op17", "mlp"})
-    rewrites[name] = check_model(name, read_file(testing::model_path(std::string(name) + ".onnx")));
+    rewrites[name] = check_model(name, read_file_bytes(testing::model_path(std::string(name) + ".onnx")));
   for (const char* name : {"resnet18_bn", "resnet50_bn", "inception_v3_bn"}) EXPECT_GT(rewrites[name], 0u) << name;
 }
 
 // The defect this guards against: folding a BatchNorm into a conv left the
 // conv's original kernel and the BatchNorm's four vectors in the file.
 TEST(OptimizedExport, FoldedBatchNormLeavesNoDeadWeights) {
-  const std::string bytes = read_file(testing::model_path("resnet18_bn.onnx"));
+  const std::string bytes = read_file_bytes(testing::model_path("resnet18_bn.onnx"));
   const Graph original = import_onnx_bytes(bytes, "resnet18_bn");
   AnalyticCostModel cost;
   SearchOptions options;
