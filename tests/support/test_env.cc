@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,8 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+
+#include "env/onnx/onnx_import.h"
 
 namespace graphworld::testing {
 namespace fs = std::filesystem;
@@ -46,13 +49,38 @@ int run_command(const std::string& command, std::string* output) {
   std::string full = command + " 2>&1";
   FILE* pipe = ::popen(full.c_str(), "r");
   if (!pipe) return -1;
+  constexpr size_t kKeepHead = 1 << 20, kKeepTail = 1 << 20;
   std::array<char, 4096> buffer;
-  std::string text;
-  size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) text.append(buffer.data(), n);
+  std::string head, tail;
+  size_t n, dropped = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
+    const size_t into_head = std::min(n, kKeepHead - head.size());
+    head.append(buffer.data(), into_head);
+    tail.append(buffer.data() + into_head, n - into_head);
+    if (tail.size() > 2 * kKeepTail) {
+      dropped += tail.size() - kKeepTail;
+      tail.erase(0, tail.size() - kKeepTail);
+    }
+  }
   int status = ::pclose(pipe);
-  if (output) *output = text;
+  if (output) {
+    if (tail.size() > kKeepTail) {
+      dropped += tail.size() - kKeepTail;
+      tail.erase(0, tail.size() - kKeepTail);
+    }
+    *output = dropped ? head + "\n[... " + std::to_string(dropped) + " bytes of output dropped ...]\n" + tail
+                      : head + tail;
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string file_difference(const std::string& path_a, const std::string& path_b) {
+  const std::string a = read_file_bytes(path_a), b = read_file_bytes(path_b);
+  if (a == b) return "";
+  size_t offset = 0;
+  while (offset < a.size() && offset < b.size() && a[offset] == b[offset]) ++offset;
+  return path_a + " (" + std::to_string(a.size()) + " bytes) and " + path_b + " (" + std::to_string(b.size()) +
+         " bytes) first differ at byte " + std::to_string(offset);
 }
 
 void write_tensor_dir(const std::string& dir, const std::vector<std::string>& names,

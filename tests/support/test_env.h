@@ -41,7 +41,15 @@ std::vector<OrtComparison> ort_compare_many(const std::string& model_a, const st
 // when `expected` holds NaN or infinity, since such a reference proves nothing.
 double relative_error(const TensorData& expected, const TensorData& actual);
 
-// Runs a shell command, returning its exit status and combined output.
+// Runs a shell command, returning its exit status and combined output. The
+// captured output is capped (its head and tail are kept) so that a runaway
+// child cannot exhaust the test process's memory.
 int run_command(const std::string& command, std::string* output);
+
+// "" when the two files hold the same bytes, otherwise what differs (sizes,
+// first differing offset). Tests compare model files through this rather than
+// EXPECT_EQ on their contents, whose failure message would print (and diff)
+// tens of megabytes.
+std::string file_difference(const std::string& path_a, const std::string& path_b);
 
 }  // namespace graphworld::testing
