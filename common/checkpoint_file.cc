@@ -1,8 +1,5 @@
 #include "common/checkpoint_file.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -10,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/atomic_file.h"
 #include "common/checksum.h"
 #include "common/error.h"
 
@@ -28,16 +26,6 @@ struct Header {
   uint64_t checksum;
 };
 
-void write_all(int fd, const void* data, size_t size, const std::string& path) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, p, size);
-    if (n < 0) throw Error(path + ": write failed (" + std::strerror(errno) + "); is the disk full?");
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-}
-
 }  // namespace
 
 void write_checked_file(const std::string& path, const std::string& kind, const std::string& payload) {
@@ -48,24 +36,7 @@ void write_checked_file(const std::string& path, const std::string& kind, const 
   std::memcpy(h.kind, kind.data(), kind.size());
   h.payload_bytes = payload.size();
   h.checksum = fnv1a_64(payload.data(), payload.size());
-  const std::string temp = path + ".tmp";
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw Error(path + ": cannot create " + temp + " (" + std::strerror(errno) + ")");
-  try {
-    write_all(fd, &h, sizeof(h), path);
-    write_all(fd, payload.data(), payload.size(), path);
-    // The data must be on disk before the rename makes it the file.
-    if (::fsync(fd) != 0) throw Error(path + ": fsync failed (" + std::string(std::strerror(errno)) + ")");
-  } catch (...) {
-    ::close(fd);
-    std::remove(temp.c_str());
-    throw;
-  }
-  ::close(fd);
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::remove(temp.c_str());
-    throw Error(path + ": cannot replace the file (" + std::string(std::strerror(errno)) + ")");
-  }
+  write_file_atomically(path, std::string(reinterpret_cast<const char*>(&h), sizeof(h)), payload);
 }
 
 std::string read_checked_file(const std::string& path, const std::string& kind) {

@@ -242,6 +242,30 @@ void load_node(Config& config, const ConfigSchema& schema, const YAML::Node& nod
 
 }  // namespace
 
+namespace {
+
+Config apply_yaml(const ConfigSchema& schema, const YAML::Node& root, const std::string& where) {
+  Config config(schema);
+  if (!root.IsNull() && !root.IsMap()) throw ConfigError(where + ": a config file must be a map of keys to values");
+  if (root.IsMap()) load_node(config, schema, root, "", where);
+  return config;
+}
+
+ConfigError yaml_error(const std::string& where, const YAML::Exception& e) {
+  return ConfigError(where + ": not valid YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
+                     std::to_string(e.mark.column + 1) + ": " + e.msg);
+}
+
+}  // namespace
+
+Config parse_config_text(const ConfigSchema& schema, const std::string& yaml_text, const std::string& where) {
+  try {
+    return apply_yaml(schema, YAML::Load(yaml_text), where);
+  } catch (const YAML::Exception& e) {
+    throw yaml_error(where, e);
+  }
+}
+
 Config load_config(const ConfigSchema& schema, const std::string& path, const std::vector<std::string>& overrides) {
   Config config(schema);
   if (!path.empty()) {
@@ -251,11 +275,9 @@ Config load_config(const ConfigSchema& schema, const std::string& path, const st
     } catch (const YAML::BadFile&) {
       throw ConfigError(path + ": cannot read the config file (does it exist?)");
     } catch (const YAML::Exception& e) {
-      throw ConfigError(path + ": not valid YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
-                        std::to_string(e.mark.column + 1) + ": " + e.msg);
+      throw yaml_error(path, e);
     }
-    if (!root.IsNull() && !root.IsMap()) throw ConfigError(path + ": a config file must be a map of keys to values");
-    if (root.IsMap()) load_node(config, schema, root, "", path);
+    config = apply_yaml(schema, root, path);
   }
   for (const std::string& item : overrides) {
     const size_t eq = item.find('=');

@@ -82,5 +82,7 @@ class Config {
 // override in order. Throws ConfigError as described above, or when the file
 // cannot be read or is not YAML (with the parser's line and column).
 Config load_config(const ConfigSchema& schema, const std::string& path, const std::vector<std::string>& overrides);
+// A config from YAML text (a checkpoint's copy); `where` names it in errors.
+Config parse_config_text(const ConfigSchema& schema, const std::string& yaml_text, const std::string& where);
 
 }  // namespace graphworld

@@ -12,13 +12,17 @@
 #include <filesystem>
 #include <optional>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/json_writer.h"
+#include "common/stopwatch.h"
 #include "env/onnx/onnx_export.h"
 #include "env/onnx/onnx_import.h"
 #include "env/ops/executor.h"
 #include "env/rules/rule_library.h"
 #include "env/search/search.h"
+#include "learner/policy_file.h"
+#include "learner/policy_rollouts.h"
 #include "launch/bench_commands.h"
 #include "launch/commands.h"
 #include "launch/cost_options.h"
@@ -26,6 +30,7 @@
 #include "launch/model_source.h"
 #include "launch/onnxruntime_comparison.h"
 #include "launch/output_compare.h"
+#include "launch/policy_location.h"
 
 namespace graphworld {
 namespace {
@@ -60,18 +65,7 @@ class TemporaryFiles {
 void copy_file_atomically(const std::string& from, const std::string& to) {
   std::error_code ec;
   if (std::filesystem::exists(to) && std::filesystem::equivalent(from, to, ec)) return;
-  const std::string temp = to + ".tmp";
-  std::error_code ignored;
-  if (!std::filesystem::copy_file(from, temp, std::filesystem::copy_options::overwrite_existing, ec)) {
-    std::filesystem::remove(temp, ignored);
-    throw Error(to + ": cannot write a copy of " + from + ": " + ec.message());
-  }
-  std::filesystem::rename(temp, to, ec);
-  if (ec) {
-    const std::string reason = ec.message();
-    std::filesystem::remove(temp, ignored);
-    throw Error(to + ": cannot replace the file: " + reason);
-  }
+  write_file_atomically(to, read_file_bytes(from));
 }
 
 // Compares outputs and throws, writing nothing, when they differ.
@@ -133,26 +127,56 @@ int run_optimize(const CliArgs& args) {
     throw UsageError("--spelling must be fusing-runtimes or as-searched, got '" + spelling + "'");
   export_options.spell_for_fusing_runtimes = spelling == "fusing-runtimes";
 
+  const std::optional<std::string> policy_spec = args.value("--policy");
+  if (policy_spec && args.value("--search"))
+    throw UsageError("--policy and --search are two ways to optimise; give one");
+  const auto rollouts = static_cast<int32_t>(args.int_value("--rollouts", 8));
+  if (rollouts < 1) throw UsageError("--rollouts must be at least 1");
+
+  Stopwatch io_clock;
   LoadedModel model = load_model(spec, args.int_value("--batch", 1));
   const RuleLibrary library = args.value("--rules") ? load_rule_library(*args.value("--rules")) : default_rule_library();
+  std::optional<LoadedPolicy> policy;
+  std::string policy_file;
+  if (policy_spec) {
+    policy_file = resolve_policy_path(*policy_spec);
+    policy = load_policy_file(policy_file);
+    check_policy_fits(policy->info, library, policy_file);
+  }
+  double io_s = io_clock.elapsed_s();
   const RuleMatcher matcher(library.rules);
   std::unique_ptr<CostModel> cost = make_cost_model_with_progress(cost_options_from(args), !quiet);
   const bool tty = isatty(STDERR_FILENO) != 0;
-  if (!quiet) {
-    std::fprintf(stderr, "optimising %s (%zu ops) with %s search, budget %lld, alpha %.3g, %s cost model, %zu rules\n",
-                 model.source.c_str(), model.graph.num_ops(), algorithm.c_str(), static_cast<long long>(options.budget),
-                 options.alpha, cost->name().c_str(), library.rules.size());
-    options.progress = [tty](const SearchProgress& p) { print_progress(p, tty); };
-    options.progress_interval_s = tty ? 0.25 : 5.0;
+  SearchResult result;
+  if (policy) {
+    PolicyRolloutOptions rollout_options;
+    rollout_options.rollouts = rollouts;
+    rollout_options.seed = options.seed;
+    rollout_options.env.max_steps = policy->info.max_steps;
+    rollout_options.env.max_locations = policy->info.max_locations;
+    if (!quiet)
+      std::fprintf(stderr, "optimising %s (%zu ops) with policy %s, %d rollouts, %s cost model\n", model.source.c_str(),
+                   model.graph.num_ops(), policy_file.c_str(), rollouts, cost->name().c_str());
+    result = optimize_with_policy(model.graph, matcher, *cost, policy->network, rollout_options);
+  } else {
+    if (!quiet) {
+      std::fprintf(stderr, "optimising %s (%zu ops) with %s search, budget %lld, alpha %.3g, %s cost model, %zu rules\n",
+                   model.source.c_str(), model.graph.num_ops(), algorithm.c_str(), static_cast<long long>(options.budget),
+                   options.alpha, cost->name().c_str(), library.rules.size());
+      options.progress = [tty](const SearchProgress& p) { print_progress(p, tty); };
+      options.progress_interval_s = tty ? 0.25 : 5.0;
+    }
+    result = run_search(algorithm, model.graph, matcher, *cost, options);
+    if (!quiet && tty) std::fprintf(stderr, "\n");
   }
-  SearchResult result = run_search(algorithm, model.graph, matcher, *cost, options);
   cost->flush();
-  if (!quiet && tty) std::fprintf(stderr, "\n");
+  const std::string method = policy ? "policy" : algorithm;
 
   // Equivalence on seeded random inputs, before anything is written: first
   // of the search's graph (a wrong rule shows here), then of that graph as
   // exported and imported again (spelled for runtimes that fuse, see
   // env/onnx/export_spelling.h), which is what is timed and written.
+  Stopwatch check_clock;
   const bool changed = !result.applied.empty();
   const auto inputs = random_inputs(model.graph, options.seed + 1);
   const auto expected = Executor(model.graph).run(inputs);
@@ -169,7 +193,9 @@ int run_optimize(const CliArgs& args) {
                             "The search's graph was equivalent; its ONNX export is not, which is a bug in graphworld's "
                             "exporter: please report it with the model and the applied rules (--json)");
   }
+  const double check_s = check_clock.elapsed_s();
   EndToEndCheck check;
+  double write_s = 0;
   {
     // onnxruntime reads files: the candidate beside OUT, and the original as
     // the user gave it (a zoo graph is exported first).
@@ -189,13 +215,16 @@ int run_optimize(const CliArgs& args) {
                      verify_runtime_name(check_options.runtime), check_options.rounds);
       check = check_end_to_end(model.graph, *shipped, original_file, candidate_file, check_options);
     }
+    Stopwatch write_clock;
     if (check.optimized_is_faster)
       write_onnx_bytes(optimized_bytes, out);
     else if (model.from_zoo)
       export_onnx_file(model.graph, out);
     else
       copy_file_atomically(model.source, out);
+    write_s = write_clock.elapsed_s();
   }
+  io_s += write_s;
   const char* written = check.optimized_is_faster ? "optimized" : "original";
 
   const std::map<std::string, int> counts = result.applied_counts();
@@ -204,7 +233,7 @@ int run_optimize(const CliArgs& args) {
     j.begin_object()
         .key("model").value(model.source)
         .key("output").value(out)
-        .key("search").value(algorithm)
+        .key("search").value(method)
         .key("cost_model").value(cost->name())
         .key("original_cost").value(result.original_cost_ms)
         .key("optimized_cost").value(result.best_cost_ms)
@@ -212,7 +241,11 @@ int run_optimize(const CliArgs& args) {
         .key("applied").begin_object();
     for (const auto& [rule, n] : counts) j.key(rule).value(static_cast<int64_t>(n));
     j.end_object()
-        .key("search_s").value(result.search_s)
+        .key("search_s").value(result.search_s);
+    if (policy) j.key("policy").value(policy_file).key("rollouts").value(rollouts).key("rollout_s").value(result.search_s);
+    else j.key("policy").null_value().key("rollouts").null_value().key("rollout_s").null_value();
+    j.key("check_s").value(check_s)
+        .key("io_s").value(io_s)
         .key("explored").value(result.explored)
         .key("generated").value(result.generated)
         .key("max_rel_err").value(diff.max_rel_err)
@@ -228,12 +261,20 @@ int run_optimize(const CliArgs& args) {
     std::printf("%s\n", j.str().c_str());
     return 0;
   }
-  std::printf("optimised %s with %s search (%s cost model)\n", model.source.c_str(), algorithm.c_str(),
-              cost->name().c_str());
+  if (policy)
+    std::printf("optimised %s with policy %s (%s cost model)\n", model.source.c_str(), policy_file.c_str(),
+                cost->name().c_str());
+  else
+    std::printf("optimised %s with %s search (%s cost model)\n", model.source.c_str(), algorithm.c_str(),
+                cost->name().c_str());
   std::printf("  original cost    %10.4f ms\n", result.original_cost_ms);
   std::printf("  optimised cost   %10.4f ms   (%.2f%% less)\n", result.best_cost_ms, result.reduction_pct());
-  std::printf("  search           %10.2f s    (%lld graphs explored, %lld priced)\n", result.search_s,
-              static_cast<long long>(result.explored), static_cast<long long>(result.generated));
+  if (policy)
+    std::printf("  rollouts         %10.3f s    (%d rollouts, %lld steps; check %.3f s, I/O %.3f s)\n", result.search_s,
+                rollouts, static_cast<long long>(result.explored), check_s, io_s);
+  else
+    std::printf("  search           %10.2f s    (%lld graphs explored, %lld priced)\n", result.search_s,
+                static_cast<long long>(result.explored), static_cast<long long>(result.generated));
   std::vector<std::pair<std::string, int>> sorted(counts.begin(), counts.end());
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::printf("  substitutions    %zu applied%s\n", result.applied.size(), sorted.empty() ? " (none improved the cost)" : ":");
@@ -264,6 +305,9 @@ Subcommand optimize_command() {
       {"--budget", "", "N", "taso: graphs to expand; greedy and random: steps (default 1000)"},
       {"--alpha", "", "A", "taso: keep graphs costing less than A times the best (default 1.05)"},
       {"--seed", "", "S", "random search and the equivalence check's inputs (default 0)"},
+      {"--policy", "", "FILE", "optimise with a trained policy (FILE.gwpolicy, or 'default' for the shipped one)\n"
+                               "instead of a search"},
+      {"--rollouts", "", "K", "--policy: one greedy and K-1 sampled rollouts, the cheapest graph wins (default 8)"},
       {"--rules", "", "FILE", "a rule library file (default: the built-in library)"},
       {"--tolerance", "", "T", "largest relative output difference accepted as equal (default 1e-3)"},
       {"--batch", "", "N", "batch size for zoo models (default 1)"},
@@ -287,7 +331,8 @@ Subcommand optimize_command() {
            "(--verify-runtime); when the optimised model is not faster by the noise margin, OUT gets the\n"
            "original model instead (a byte-for-byte copy of an input file), and the output says so.\n"
            "JSON keys: original_cost, optimized_cost (ms), reduction_pct, applied (rule name to count),\n"
-           "search_s, model, output, search, cost_model, explored, generated, max_rel_err, spelling, verify_runtime,\n"
+           "search_s, policy, rollouts, rollout_s (--policy; else null), check_s (equivalence), io_s (reading and\n"
+           "writing), model, output, search, cost_model, explored, generated, max_rel_err, spelling, verify_runtime,\n"
            "noise_margin, executor_speedup, executor_original_ms, executor_optimized_ms, onnxruntime_speedup,\n"
            "onnxruntime_original_ms, onnxruntime_optimized_ms (null when not timed), written (optimized or\n"
            "original), verdict, peak_rss_mib.",

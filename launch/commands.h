@@ -24,5 +24,7 @@ Subcommand calibrate_command();
 Subcommand rules_command();
 Subcommand optimize_command();
 Subcommand env_bench_command();
+Subcommand train_command();
+Subcommand policy_command();
 
 }  // namespace graphworld

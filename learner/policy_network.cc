@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "learner/policy_module.h"
+#include "learner/torch_bytes.h"
 
 namespace graphworld {
 namespace {
@@ -344,6 +345,54 @@ std::vector<std::vector<float>> PolicyNetwork::graph_embeddings(const std::vecto
   for (int64_t g = 0; g < graphs.size(0); ++g)
     out.emplace_back(graphs.data_ptr<float>() + g * graphs.size(1), graphs.data_ptr<float>() + (g + 1) * graphs.size(1));
   return out;
+}
+
+}  // namespace graphworld
+
+namespace graphworld {
+
+std::vector<float> PolicyNetwork::values(const std::vector<const Observation*>& observations) {
+  check_xfers(observations, impl_->config.num_xfers);
+  if (observations.empty()) return {};
+  torch::NoGradGuard no_grad;
+  PolicyModule& m = impl_->module;
+  const torch::Tensor v = m->values(m->encode(to_tensors(batch_observations(observations)))).contiguous();
+  return std::vector<float>(v.data_ptr<float>(), v.data_ptr<float>() + v.numel());
+}
+
+std::string PolicyNetwork::save_parameters() const {
+  torch::serialize::OutputArchive archive;
+  impl_->module->save(archive);
+  return archive_to_bytes(archive);
+}
+
+void PolicyNetwork::load_parameters(const std::string& bytes, const std::string& what) {
+  torch::serialize::InputArchive archive;
+  archive_from_bytes(archive, bytes, what);
+  // Load into a fresh module first, so a failed load leaves this one intact.
+  PolicyModule loaded(impl_->config);
+  try {
+    loaded->load(archive);
+  } catch (const c10::Error& e) {
+    throw FormatError(what + ": the parameters do not fit this network (" + std::string(e.what_without_backtrace()) +
+                      "); was it made with another hidden size, message_rounds or rule library?");
+  }
+  // Copied into the existing tensors, so an optimiser holding them stays valid.
+  torch::NoGradGuard no_grad;
+  auto to = impl_->module->named_parameters();
+  for (const auto& item : loaded->named_parameters()) to[item.key()].copy_(item.value());
+}
+
+void PolicyNetwork::copy_parameters_from(const PolicyNetwork& other) {
+  const auto from = other.impl_->module->named_parameters();
+  auto to = impl_->module->named_parameters();
+  torch::NoGradGuard no_grad;
+  for (const auto& item : from) {
+    torch::Tensor* target = to.find(item.key());
+    if (!target || target->sizes() != item.value().sizes())
+      throw UsageError("copy_parameters_from: the networks' configurations differ at '" + item.key() + "'");
+    target->copy_(item.value());
+  }
 }
 
 }  // namespace graphworld

@@ -19,6 +19,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "env/gym/graph_env.h"
@@ -60,12 +62,24 @@ class PolicyNetwork {
   // log p(action) per observation under the current parameters (no gradient).
   std::vector<float> log_probs(const std::vector<const Observation*>& observations, const std::vector<Action>& actions);
 
+  // The value head's estimate per observation (no gradient).
+  std::vector<float> values(const std::vector<const Observation*>& observations);
+
+  // The parameters as bytes (a LibTorch archive), and back. load_parameters
+  // throws FormatError naming `what` when the bytes are not an archive of a
+  // network with this one's configuration.
+  std::string save_parameters() const;
+  void load_parameters(const std::string& bytes, const std::string& what);
+  // Copies another network's parameters (same configuration) into this one.
+  void copy_parameters_from(const PolicyNetwork& other);
+
   // The embeddings of the observations' graphs, [num observations][2 * hidden]
   // (no gradient): for tests, and the world model's latent state later.
   std::vector<std::vector<float>> graph_embeddings(const std::vector<const Observation*>& observations);
 
   struct Impl;  // the torch side (learner/policy_module.h)
   Impl& impl() { return *impl_; }
+  const Impl& impl() const { return *impl_; }
 
  private:
   std::unique_ptr<Impl> impl_;

@@ -16,6 +16,11 @@
 
 namespace graphworld {
 
+// Bumped whenever the meaning or layout of any feature changes: a policy
+// trained on one version reads garbage from another, so policy files record
+// it and loading refuses a mismatch.
+inline constexpr int kObservationFeatureVersion = 1;
+
 inline constexpr int kNodeFeatureDim = 48;
 inline constexpr int kEdgeFeatureDim = 8;
 inline constexpr int kGlobalFeatureDim = 6;

@@ -13,6 +13,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "env/onnx/export_spelling.h"
 #include "env/onnx/tensor_proto.h"
@@ -543,19 +544,7 @@ void export_onnx_file(const Graph& graph, const std::string& path, const ExportO
   write_onnx_bytes(export_onnx_bytes(graph, options), path);
 }
 
-void write_onnx_bytes(const std::string& bytes, const std::string& path) {
-  std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(path + ": cannot open for writing");
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out.flush()) throw Error(path + ": write failed (disk full?)");
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::remove(temp.c_str());
-    throw Error(path + ": cannot replace the file");
-  }
-}
+void write_onnx_bytes(const std::string& bytes, const std::string& path) { write_file_atomically(path, bytes); }
 
 void check_onnx_model_bytes(const std::string& bytes, const std::string& source) {
   onnx::ModelProto model;

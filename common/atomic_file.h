@@ -1,0 +1,16 @@
+// Writing a file so that readers see the old contents or the new, never a
+// mix: the bytes go to PATH.tmp, are fsync'd, and the temporary file is
+// renamed over PATH. A crash part way leaves at most a stray PATH.tmp.
+#pragma once
+
+#include <string>
+
+namespace graphworld {
+
+// Throws Error naming the file and the failing call (disk full, no
+// permission) and removes the temporary file.
+void write_file_atomically(const std::string& path, const std::string& bytes);
+// The same with `header` written first (checked files prepend one).
+void write_file_atomically(const std::string& path, const std::string& header, const std::string& bytes);
+
+}  // namespace graphworld

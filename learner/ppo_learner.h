@@ -1,0 +1,73 @@
+// The learning half of training: PPO updates of a PolicyNetwork from
+// rollouts (clipped objective, GAE, value loss, entropy bonus, advantage
+// normalisation, minibatch Adam, gradient-norm clipping, several epochs).
+//
+// It owns the parameters and the optimiser. The single-process trainer calls
+// update() on each rollout its collector made; the distributed learner calls
+// it on rollouts that arrived from actors. save_state()/restore_state() carry
+// everything an update depends on (parameters, Adam moments and step counts,
+// the minibatch shuffling stream, the update counter) for checkpoints.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "learner/policy_network.h"
+#include "learner/rollout.h"
+
+namespace graphworld {
+
+struct PpoOptions {
+  double learning_rate = 3e-4;
+  int32_t epochs = 4;
+  int32_t minibatch_size = 64;
+  double gamma = 0.99;
+  double gae_lambda = 0.95;
+  double clip = 0.2;
+  double value_coef = 0.5;
+  double entropy_coef = 0.01;
+  double max_grad_norm = 0.5;
+  bool normalize_advantages = true;
+  uint64_t seed = 0;  // minibatch shuffling
+};
+
+// Averages over the update's minibatch steps, unless said otherwise.
+struct UpdateStats {
+  int64_t samples = 0;
+  double policy_loss = 0, value_loss = 0, entropy = 0;
+  double approx_kl = 0, clip_fraction = 0;
+  double explained_variance = 0;  // of the value targets by the acting values, over the whole batch
+  double grad_norm = 0;           // before clipping
+  double update_s = 0;            // wall time of the update
+};
+
+class PpoLearner {
+ public:
+  // Throws UsageError naming a bad option.
+  PpoLearner(const PolicyNetworkConfig& network, const PpoOptions& options);
+  ~PpoLearner();
+
+  PolicyNetwork& policy() { return policy_; }
+  const PpoOptions& options() const { return options_; }
+  int64_t version() const { return version_; }  // updates done so far
+
+  // One PPO update on the steps of `rollouts`; version() goes up by one.
+  UpdateStats update(const std::vector<const Rollout*>& rollouts);
+
+  std::string save_state() const;
+  // Throws FormatError (naming `what`) when the bytes are not a learner state
+  // for this network configuration.
+  void restore_state(const std::string& bytes, const std::string& what);
+
+ private:
+  struct Optimizer;
+  PpoOptions options_;
+  PolicyNetwork policy_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::mt19937_64 shuffle_rng_;
+  int64_t version_ = 0;
+};
+
+}  // namespace graphworld

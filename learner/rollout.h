@@ -1,0 +1,52 @@
+// What an actor hands the learner: segments of consecutive steps, one per
+// environment, with what PPO needs of each step.
+//
+// Observations are kept compact: the graph tuple and the xfer mask in full,
+// but the candidate locations of the taken xfer only (the location head
+// scores just those during an update). A ResNet-50 step is tens of KiB
+// instead of the quarter megabyte the full location mask takes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "env/gym/graph_env.h"
+
+namespace graphworld {
+
+// A copy of `observation` holding the locations of `taken_xfer` only (none
+// for NO-OP); every other xfer keeps its mask bit but lists no locations.
+Observation compact_observation(const Observation& observation, int32_t taken_xfer);
+
+struct RolloutStep {
+  Observation observation;  // compact (see above)
+  Action action;
+  float log_prob = 0;  // under the policy that acted
+  float value = 0;
+  float reward = 0;
+  bool done = false;  // the episode ended with this step
+};
+
+// One environment's segment of consecutive steps; episodes may end inside.
+struct RolloutSegment {
+  std::vector<RolloutStep> steps;
+  float bootstrap_value = 0;  // value of the state after the last step (unused if it ended an episode)
+};
+
+// A finished episode, for progress and metrics.
+struct EpisodeSummary {
+  std::string graph;        // the training graph's name
+  double reduction_pct = 0;  // 100 * (C0 - C_T) / C0
+  double best_reduction_pct = 0;  // the best graph reached during the episode
+  int32_t steps = 0;
+};
+
+struct Rollout {
+  std::vector<RolloutSegment> segments;
+  std::vector<EpisodeSummary> episodes;  // episodes that ended during the rollout
+  int64_t policy_version = 0;            // the learner update the acting parameters came from
+  int64_t env_steps() const;
+};
+
+}  // namespace graphworld

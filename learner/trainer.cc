@@ -1,0 +1,265 @@
+#include "learner/trainer.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/atomic_file.h"
+#include "common/checkpoint_file.h"
+#include "common/error.h"
+#include "common/json_writer.h"
+#include "common/stopwatch.h"
+#include "env/onnx/onnx_export.h"
+#include "learner/torch_bytes.h"
+
+namespace graphworld {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kCheckpointKind = "checkpoint";
+constexpr const char* kCheckpointPrefix = "ckpt";
+
+// Settings a resumed run may change: they decide how long and how it runs,
+// not what it learns.
+const std::vector<std::string>& resumable_keys() {
+  static const std::vector<std::string> keys = {"train.total_env_steps", "train.checkpoint_every",
+                                                "train.keep_checkpoints", "train.threads"};
+  return keys;
+}
+
+// The config with the resumable keys at their defaults, as YAML.
+std::string identity_yaml(const Config& config) {
+  Config copy = config;
+  const ConfigSchema& schema = training_config_schema();
+  for (const std::string& key : resumable_keys()) {
+    const auto& fallback = schema.find(key)->fallback;
+    copy.set(key, std::to_string(std::get<int64_t>(fallback)), "resume check");
+  }
+  return copy.to_yaml();
+}
+
+// The first line that differs between two YAML texts, for the error.
+std::string first_difference(const std::string& a, const std::string& b) {
+  std::istringstream sa(a), sb(b);
+  std::string la, lb;
+  while (true) {
+    const bool ga = static_cast<bool>(std::getline(sa, la)), gb = static_cast<bool>(std::getline(sb, lb));
+    if (!ga && !gb) return "";
+    if (!ga || !gb || la != lb) return "run has '" + (ga ? la : std::string()) + "', now '" + (gb ? lb : std::string()) + "'";
+  }
+}
+
+std::string file_safe(const std::string& name) {
+  std::string s;
+  for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  return s;
+}
+
+// Rows of metrics.jsonl after `update` were made by updates a resume redoes.
+void truncate_metrics(const std::string& path, int64_t update) {
+  std::ifstream in(path);
+  if (!in) return;
+  std::string kept, line;
+  while (std::getline(in, line)) {
+    const size_t colon = line.find(':');
+    if (line.rfind("{\"update\":", 0) != 0 || colon == std::string::npos) continue;
+    if (std::stoll(line.substr(colon + 1)) <= update) kept += line + "\n";
+  }
+  write_file_atomically(path, kept);
+}
+
+}  // namespace
+
+std::string newest_checkpoint(const std::string& run_dir) {
+  const std::vector<std::string> found = list_numbered_files(run_dir + "/checkpoints", kCheckpointPrefix);
+  if (found.empty())
+    throw UsageError(run_dir + ": no checkpoint in " + run_dir + "/checkpoints; is this a training run folder?");
+  return found.back();
+}
+
+CheckpointContents read_checkpoint(const std::string& path) {
+  const std::string payload = read_checked_file(path, kCheckpointKind);
+  torch::serialize::InputArchive archive;
+  archive_from_bytes(archive, payload, path);
+  CheckpointContents c;
+  c.config = parse_config_text(training_config_schema(), read_bytes(archive, "config", path), path + " (its config)");
+  c.learner_state = read_bytes(archive, "learner", path);
+  const torch::Tensor counters = read_tensor(archive, "counters", path);
+  if (counters.numel() != 3) throw FormatError(path + ": 'counters' has " + std::to_string(counters.numel()) + " entries, not 3");
+  c.env_steps = counters[0].item<int64_t>();
+  c.episodes = counters[1].item<int64_t>();
+  c.wall_s = static_cast<double>(counters[2].item<int64_t>()) / 1e6;
+  c.collector_state = read_bytes(archive, "collector", path);
+  torch::serialize::InputArchive learner;
+  archive_from_bytes(learner, c.learner_state, path + " (learner state)");
+  c.updates = read_tensor(learner, "version", path).item<int64_t>();
+  return c;
+}
+
+Trainer::Trainer(const Config& config, std::vector<TrainingGraph> graphs, const RuleMatcher& matcher, CostModel& cost,
+                 const std::string& run_dir, bool resume)
+    : config_(config), options_(training_options_from(config)), run_dir_(run_dir) {
+  options_.network.num_xfers = static_cast<int32_t>(matcher.num_rules());
+  std::string checkpoint;
+  if (resume) {
+    checkpoint = newest_checkpoint(run_dir_);
+  } else {
+    std::error_code ec;
+    if (fs::exists(run_dir_) && !fs::is_empty(run_dir_, ec))
+      throw UsageError(run_dir_ + " already holds files; continue that run with --resume " + run_dir_ +
+                       ", or choose a new folder");
+    fs::create_directories(run_dir_ + "/checkpoints", ec);
+    if (ec) throw Error(run_dir_ + ": cannot create the run folder (" + ec.message() + ")");
+    write_file_atomically(run_dir_ + "/config.yaml", config_.to_yaml());
+  }
+  learner_ = std::make_unique<PpoLearner>(options_.network, options_.ppo);
+  collector_ = std::make_unique<RolloutCollector>(std::move(graphs), matcher, cost, options_.collector);
+  for (const BestGraph& b : collector_->best()) written_best_ms_.push_back(b.cost_ms);
+  if (resume) load_checkpoint(checkpoint);
+}
+
+Trainer::~Trainer() = default;
+
+std::string Trainer::write_checkpoint() {
+  torch::serialize::OutputArchive archive;
+  archive.write("learner", bytes_to_tensor(learner_->save_state()));
+  archive.write("collector", bytes_to_tensor(serialize_collector_state(collector_->state())));
+  archive.write("config", bytes_to_tensor(config_.to_yaml()));
+  archive.write("counters", torch::tensor({env_steps_, episodes_, static_cast<int64_t>(std::llround(wall_s_ * 1e6))},
+                                          torch::kInt64));
+  const std::string dir = run_dir_ + "/checkpoints";
+  const std::string path = dir + "/" + kCheckpointPrefix + "-" + std::to_string(learner_->version()) + ".ckpt";
+  write_checked_file(path, kCheckpointKind, archive_to_bytes(archive));
+  prune_numbered_files(dir, kCheckpointPrefix, static_cast<size_t>(options_.keep_checkpoints));
+  return path;
+}
+
+void Trainer::load_checkpoint(const std::string& path) {
+  const CheckpointContents saved = read_checkpoint(path);
+  const std::string difference = first_difference(identity_yaml(saved.config), identity_yaml(config_));
+  if (!difference.empty())
+    throw ConfigError(path + ": resuming must keep the run's settings (only train.total_env_steps, "
+                      "train.checkpoint_every, train.keep_checkpoints and train.threads may change): " + difference);
+  learner_->restore_state(saved.learner_state, path);
+  collector_->restore(parse_collector_state(saved.collector_state, path));
+  env_steps_ = saved.env_steps;
+  episodes_ = saved.episodes;
+  wall_s_ = saved.wall_s;
+  for (size_t g = 0; g < written_best_ms_.size(); ++g) written_best_ms_[g] = collector_->best()[g].cost_ms;
+  truncate_metrics(run_dir_ + "/metrics.jsonl", learner_->version());
+}
+
+void Trainer::write_best_graphs() {
+  const std::vector<BestGraph>& best = collector_->best();
+  bool changed = false;
+  std::error_code ec;
+  fs::create_directories(run_dir_ + "/best", ec);
+  for (size_t g = 0; g < best.size(); ++g) {
+    if (!best[g].graph || !(best[g].cost_ms < written_best_ms_[g])) continue;
+    export_onnx_file(*best[g].graph, run_dir_ + "/best/" + file_safe(collector_->graphs()[g].name) + ".onnx");
+    written_best_ms_[g] = best[g].cost_ms;
+    changed = true;
+  }
+  if (!changed) return;
+  JsonWriter j;
+  j.begin_object().key("graphs").begin_array();
+  for (size_t g = 0; g < best.size(); ++g) {
+    j.begin_object()
+        .key("graph").value(collector_->graphs()[g].name)
+        .key("initial_cost_ms").value(best[g].initial_cost_ms)
+        .key("best_cost_ms").value(best[g].cost_ms)
+        .key("reduction_pct").value(best[g].reduction_pct())
+        .key("file");
+    if (best[g].graph) j.value("best/" + file_safe(collector_->graphs()[g].name) + ".onnx");
+    else j.null_value();
+    j.end_object();
+  }
+  j.end_array().end_object();
+  write_file_atomically(run_dir_ + "/best/summary.json", j.str() + "\n");
+}
+
+void Trainer::append_metrics(const UpdateReport& r) {
+  JsonWriter j;
+  j.begin_object()
+      .key("update").value(r.update)
+      .key("env_steps").value(r.env_steps)
+      .key("episodes").value(r.episodes)
+      .key("wall_s").value(r.wall_s)
+      .key("env_steps_per_s").value(r.env_steps_per_s)
+      .key("collect_s").value(r.collect_s)
+      .key("update_s").value(r.stats.update_s)
+      .key("episodes_this_update").value(r.episodes_this_update)
+      .key("mean_episode_reduction_pct").value(r.mean_episode_reduction_pct)
+      .key("policy_loss").value(r.stats.policy_loss)
+      .key("value_loss").value(r.stats.value_loss)
+      .key("entropy").value(r.stats.entropy)
+      .key("approx_kl").value(r.stats.approx_kl)
+      .key("clip_fraction").value(r.stats.clip_fraction)
+      .key("explained_variance").value(r.stats.explained_variance)
+      .key("grad_norm").value(r.stats.grad_norm)
+      .key("best_reduction_pct").begin_object();
+  for (const auto& [graph, pct] : r.best_reduction_pct) j.key(graph).value(pct);
+  j.end_object().end_object();
+  std::ofstream out(run_dir_ + "/metrics.jsonl", std::ios::app);
+  out << j.str() << "\n";
+  if (!out.flush()) throw Error(run_dir_ + "/metrics.jsonl: write failed (disk full?)");
+}
+
+TrainingOutcome Trainer::run(const std::function<bool()>& should_stop,
+                             const std::function<void(const UpdateReport&)>& on_update) {
+  const int previous_threads = at::get_num_threads();
+  at::set_num_threads(options_.threads);
+  TrainingOutcome outcome;
+  int64_t checkpointed_version = -1;
+  try {
+    while (env_steps_ < options_.total_env_steps) {
+      Stopwatch clock;
+      std::optional<Rollout> rollout = collector_->collect(learner_->policy(), learner_->version(), should_stop);
+      if (!rollout) {
+        outcome.stopped_early = true;
+        break;
+      }
+      UpdateReport report;
+      report.collect_s = clock.elapsed_s();
+      report.stats = learner_->update({&*rollout});
+      env_steps_ += rollout->env_steps();
+      episodes_ += static_cast<int64_t>(rollout->episodes.size());
+      report.update = learner_->version();
+      report.env_steps = env_steps_;
+      report.episodes = episodes_;
+      report.episodes_this_update = static_cast<int64_t>(rollout->episodes.size());
+      double sum = 0;
+      for (const EpisodeSummary& e : rollout->episodes) sum += e.reduction_pct;
+      report.mean_episode_reduction_pct = rollout->episodes.empty() ? 0.0 : sum / static_cast<double>(rollout->episodes.size());
+      for (size_t g = 0; g < collector_->graphs().size(); ++g)
+        report.best_reduction_pct.emplace_back(collector_->graphs()[g].name, collector_->best()[g].reduction_pct());
+      write_best_graphs();
+      if (learner_->version() % options_.checkpoint_every == 0) {
+        outcome.last_checkpoint = write_checkpoint();
+        checkpointed_version = learner_->version();
+      }
+      const double elapsed = clock.elapsed_s();
+      wall_s_ += elapsed;
+      report.wall_s = wall_s_;
+      report.env_steps_per_s = static_cast<double>(rollout->env_steps()) / elapsed;
+      append_metrics(report);
+      if (on_update) on_update(report);
+      if (should_stop && should_stop()) {
+        outcome.stopped_early = true;
+        break;
+      }
+    }
+    if (checkpointed_version != learner_->version()) outcome.last_checkpoint = write_checkpoint();
+  } catch (...) {
+    at::set_num_threads(previous_threads);
+    throw;
+  }
+  at::set_num_threads(previous_threads);
+  outcome.updates = learner_->version();
+  outcome.env_steps = env_steps_;
+  return outcome;
+}
+
+}  // namespace graphworld

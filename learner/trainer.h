@@ -1,0 +1,111 @@
+// Training in one process: a RolloutCollector acting with the learner's own
+// policy, and a PpoLearner updating it on each rollout (no policy lag).
+// The distributed system splits the same two halves across processes.
+//
+// A run lives in a folder:
+//   config.yaml               the resolved config (every key)
+//   checkpoints/ckpt-N.ckpt   after update N: parameters, Adam state,
+//                             counters, random streams, the environments'
+//                             episodes so far, and the config; the newest
+//                             few are kept
+//   metrics.jsonl             one JSON object per update
+//   best/GRAPH.onnx           the cheapest graph found per training graph,
+//   best/summary.json         and their costs
+//
+// Stopping (total steps reached, or should_stop turning true) writes a final
+// checkpoint of the last completed update. A rollout cut short by a stop is
+// dropped and the environments are put back as they were at that update, so
+// resuming redoes it exactly and nothing is lost.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "learner/ppo_learner.h"
+#include "learner/rollout_collector.h"
+#include "learner/training_config.h"
+
+namespace graphworld {
+
+// One update's metrics row.
+struct UpdateReport {
+  int64_t update = 0;
+  int64_t env_steps = 0;        // real environment steps so far
+  int64_t episodes = 0;         // episodes finished so far
+  double wall_s = 0;            // training time so far (across resumes)
+  double env_steps_per_s = 0;   // this update: its env steps over its collect + update time
+  double collect_s = 0;
+  int64_t episodes_this_update = 0;
+  double mean_episode_reduction_pct = 0;  // over the episodes that ended in this update (0 if none)
+  std::vector<std::pair<std::string, double>> best_reduction_pct;  // per training graph, so far
+  UpdateStats stats;
+};
+
+struct TrainingOutcome {
+  int64_t updates = 0;
+  int64_t env_steps = 0;
+  bool stopped_early = false;  // should_stop turned true
+  std::string last_checkpoint;
+};
+
+class Trainer {
+ public:
+  // A new run in `run_dir` (absent or empty), or with `resume` the newest
+  // checkpoint in it. The matcher and cost model must outlive the trainer.
+  // Throws UsageError for a run folder in the wrong state, ConfigError when
+  // a resume changes a setting the run depends on, FormatError for a damaged
+  // checkpoint (the next older one is not tried silently: the error says
+  // which file failed and how to go back to an older one).
+  Trainer(const Config& config, std::vector<TrainingGraph> graphs, const RuleMatcher& matcher, CostModel& cost,
+          const std::string& run_dir, bool resume);
+  ~Trainer();
+
+  // Trains until train.total_env_steps real steps or should_stop(); calls
+  // on_update after every update.
+  TrainingOutcome run(const std::function<bool()>& should_stop = {},
+                      const std::function<void(const UpdateReport&)>& on_update = {});
+
+  PpoLearner& learner() { return *learner_; }
+  RolloutCollector& collector() { return *collector_; }
+  const TrainingOptions& options() const { return options_; }
+  int64_t env_steps() const { return env_steps_; }
+  const std::string& run_dir() const { return run_dir_; }
+
+  // Writes a checkpoint of the current state now; returns its path.
+  std::string write_checkpoint();
+
+ private:
+  void load_checkpoint(const std::string& path);
+  void write_best_graphs();
+  void append_metrics(const UpdateReport& report);
+
+  Config config_;
+  TrainingOptions options_;
+  std::string run_dir_;
+  std::unique_ptr<PpoLearner> learner_;
+  std::unique_ptr<RolloutCollector> collector_;
+  int64_t env_steps_ = 0;
+  int64_t episodes_ = 0;
+  double wall_s_ = 0;
+  std::vector<double> written_best_ms_;  // best costs already written to best/
+};
+
+// The newest checkpoint in a run folder; UsageError if there is none.
+std::string newest_checkpoint(const std::string& run_dir);
+
+// What a checkpoint holds, read without building a trainer (for policy
+// export). Throws FormatError for a damaged file.
+struct CheckpointContents {
+  Config config;
+  std::string learner_state;    // PpoLearner::save_state()
+  std::string collector_state;  // serialize_collector_state()
+  int64_t updates = 0, env_steps = 0, episodes = 0;
+  double wall_s = 0;
+};
+CheckpointContents read_checkpoint(const std::string& path);
+
+}  // namespace graphworld

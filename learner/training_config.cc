@@ -1,0 +1,78 @@
+#include "learner/training_config.h"
+
+namespace graphworld {
+
+const ConfigSchema& training_config_schema() {
+  static const ConfigSchema schema = [] {
+    ConfigSchema s;
+    s.add_string_list("train.graphs", {"squeezenet1.1"},
+                      "training graphs: zoo names or ONNX files (each reset picks one uniformly)");
+    s.add_int("train.total_env_steps", 200000, 1, int64_t{1} << 40, "stop after this many real environment steps");
+    s.add_int("train.seed", 0, 0, INT64_MAX, "seeds the network, the environments and minibatch shuffling");
+    s.add_int("train.threads", 1, 1, 256, "LibTorch intra-op threads (1 is fastest for this network's small ops)");
+    s.add_int("train.checkpoint_every", 20, 1, 1000000, "write a checkpoint every this many updates");
+    s.add_int("train.keep_checkpoints", 3, 1, 1000, "how many of the newest checkpoints to keep");
+    s.add_int("env.num_envs", 8, 1, 4096, "environments stepped together (one batched forward pass per step)");
+    s.add_int("env.steps_per_env", 32, 1, 100000, "steps per environment per rollout; a rollout feeds one update");
+    s.add_int("env.max_steps", 50, 1, 100000, "episode length limit (an episode also ends on NO-OP or no match)");
+    s.add_int("env.max_locations", 200, 1, 100000, "candidate locations per xfer the agent sees");
+    s.add_string("env.reward", "incremental", "reward: incremental (cost saved each step) or final (at the end)",
+                 {"incremental", "final"});
+    s.add_string("env.cost_model", "analytic", "cost model pricing graphs", {"analytic", "measured", "cuda"});
+    s.add_string("env.rates", "builtin",
+                 "analytic rates: 'builtin' (the built-in defaults, the same on every machine) or a rates YAML "
+                 "file such as configs/gpu_rates.yaml");
+    s.add_string("env.rules", "", "rule library file; empty: the library built into graphworld");
+    s.add_int("network.hidden", 32, 4, 1024, "embedding width of the graph encoder and heads");
+    s.add_int("network.message_rounds", 3, 0, 16, "message-passing rounds of the graph encoder");
+    s.add_double("ppo.learning_rate", 3e-4, 1e-8, 1.0, "Adam step size");
+    s.add_int("ppo.epochs", 4, 1, 1000, "passes over each rollout");
+    s.add_int("ppo.minibatch_size", 64, 1, 1000000, "samples per Adam step");
+    s.add_double("ppo.gamma", 0.99, 0.0, 1.0, "discount");
+    s.add_double("ppo.gae_lambda", 0.95, 0.0, 1.0, "GAE lambda");
+    s.add_double("ppo.clip", 0.2, 1e-6, 0.999, "PPO clipping range");
+    s.add_double("ppo.value_coef", 0.5, 0.0, 1e6, "weight of the value loss");
+    s.add_double("ppo.entropy_coef", 0.01, 0.0, 1e6, "weight of the entropy bonus");
+    s.add_double("ppo.max_grad_norm", 0.5, 1e-6, 1e6, "gradient-norm clipping");
+    s.add_bool("ppo.normalize_advantages", true, "normalise advantages per update");
+    return s;
+  }();
+  return schema;
+}
+
+TrainingOptions training_options_from(const Config& config) {
+  TrainingOptions o;
+  o.graphs = config.get_string_list("train.graphs");
+  if (o.graphs.empty()) throw ConfigError("'train.graphs' is empty: name at least one zoo model or ONNX file");
+  o.total_env_steps = config.get_int("train.total_env_steps");
+  o.checkpoint_every = config.get_int("train.checkpoint_every");
+  o.keep_checkpoints = config.get_int("train.keep_checkpoints");
+  o.threads = static_cast<int32_t>(config.get_int("train.threads"));
+  o.cost_model = config.get_string("env.cost_model");
+  o.rates = config.get_string("env.rates");
+  o.rules = config.get_string("env.rules");
+  const auto seed = static_cast<uint64_t>(config.get_int("train.seed"));
+  o.network.hidden = static_cast<int32_t>(config.get_int("network.hidden"));
+  o.network.message_rounds = static_cast<int32_t>(config.get_int("network.message_rounds"));
+  o.network.seed = seed;
+  o.ppo.learning_rate = config.get_double("ppo.learning_rate");
+  o.ppo.epochs = static_cast<int32_t>(config.get_int("ppo.epochs"));
+  o.ppo.minibatch_size = static_cast<int32_t>(config.get_int("ppo.minibatch_size"));
+  o.ppo.gamma = config.get_double("ppo.gamma");
+  o.ppo.gae_lambda = config.get_double("ppo.gae_lambda");
+  o.ppo.clip = config.get_double("ppo.clip");
+  o.ppo.value_coef = config.get_double("ppo.value_coef");
+  o.ppo.entropy_coef = config.get_double("ppo.entropy_coef");
+  o.ppo.max_grad_norm = config.get_double("ppo.max_grad_norm");
+  o.ppo.normalize_advantages = config.get_bool("ppo.normalize_advantages");
+  o.ppo.seed = seed + 1;
+  o.collector.num_envs = static_cast<int32_t>(config.get_int("env.num_envs"));
+  o.collector.steps_per_env = static_cast<int32_t>(config.get_int("env.steps_per_env"));
+  o.collector.env.max_steps = static_cast<int32_t>(config.get_int("env.max_steps"));
+  o.collector.env.max_locations = static_cast<int32_t>(config.get_int("env.max_locations"));
+  o.collector.env.reward = reward_kind_from_name(config.get_string("env.reward"));
+  o.collector.seed = seed + 2;
+  return o;
+}
+
+}  // namespace graphworld

@@ -1,0 +1,31 @@
+// The keys a training run reads (`graphworld train CONFIG [key=value ...]`),
+// with defaults, ranges and help, and their conversion into the options of
+// the pieces that use them. configs/train.yaml lists them all with comments.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "learner/ppo_learner.h"
+#include "learner/rollout_collector.h"
+
+namespace graphworld {
+
+const ConfigSchema& training_config_schema();
+
+struct TrainingOptions {
+  std::vector<std::string> graphs;  // zoo names or ONNX files
+  int64_t total_env_steps = 0;
+  int64_t checkpoint_every = 0;  // updates
+  int64_t keep_checkpoints = 0;
+  int32_t threads = 1;
+  std::string cost_model, rates, rules;
+  PolicyNetworkConfig network;  // num_xfers is set from the rule library
+  PpoOptions ppo;
+  RolloutCollectorOptions collector;
+};
+
+TrainingOptions training_options_from(const Config& config);
+
+}  // namespace graphworld
