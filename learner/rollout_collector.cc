@@ -13,7 +13,12 @@ RolloutCollector::RolloutCollector(std::vector<TrainingGraph> graphs, const Rule
   if (options_.num_envs < 1) throw UsageError("num_envs must be at least 1");
   if (options_.steps_per_env < 1) throw UsageError("steps_per_env must be at least 1");
   for (const TrainingGraph& g : graphs_) {
-    auto env = std::make_unique<GraphEnv>(g.graph, matcher, cost, options_.env);
+    std::unique_ptr<GraphEnv> env;
+    try {
+      env = std::make_unique<GraphEnv>(g.graph, matcher, cost, options_.env);
+    } catch (const UsageError& e) {
+      throw UsageError("training graph '" + g.name + "': " + e.what());
+    }
     env->reset(0);
     if (env->done())
       throw UsageError("training graph '" + g.name + "': no rule of the library applies to it, so there is nothing "

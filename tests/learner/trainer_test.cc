@@ -1,0 +1,201 @@
+// Training end to end in one process: it learns (against the random policy
+// and TASO's search), it resumes bit for bit, a stop loses nothing, and
+// damaged checkpoints or changed settings are refused.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/checkpoint_file.h"
+#include "common/error.h"
+#include "env/search/search.h"
+#include "learner/policy_rollouts.h"
+#include "learner/trainer.h"
+#include "tests/learner/training_fixture.h"
+
+namespace graphworld {
+namespace {
+
+using testing::default_matcher;
+
+// Mean final reduction of uniformly random allowed actions (the baseline a
+// learning curve must rise above), over `episodes` episodes.
+double random_policy_reduction(const Graph& graph, CostModel& cost, const GraphEnvOptions& options, int episodes) {
+  GraphEnv env(graph, default_matcher(), cost, options);
+  std::mt19937_64 rng(123);
+  double sum = 0;
+  for (int e = 0; e < episodes; ++e) {
+    const Observation* obs = &env.reset(static_cast<uint64_t>(e));
+    StepResult r;
+    while (!env.done()) {
+      // NO-OP as often as any other allowed xfer, as an untrained xfer head would.
+      std::vector<int32_t> allowed;
+      for (int32_t x = 0; x <= obs->num_xfers; ++x)
+        if (obs->xfer_mask[static_cast<size_t>(x)]) allowed.push_back(x);
+      const int32_t xfer = allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)];
+      Action a{xfer, 0};
+      if (xfer != obs->num_xfers)
+        a.location = std::uniform_int_distribution<int32_t>(0, obs->location_count(xfer) - 1)(rng);
+      r = env.step(a);
+      obs = r.observation;
+    }
+    sum += 100.0 * (env.initial_cost_ms() - env.cost_ms()) / env.initial_cost_ms();
+  }
+  return sum / episodes;
+}
+
+// The learning test. SqueezeNet 1.1 under GPU-like rates: TASO's search
+// finds about 19%, a random policy gets a small fraction of it. After 4096
+// real steps (single thread, fixed seeds) the greedy policy must reach 90% of
+// TASO's figure. Breaking learning fails this test: with
+// ppo.learning_rate=1e-8 (parameters effectively frozen) the greedy policy
+// stays near the random figure.
+TEST(Trainer, LearnsToReachTasoOnSqueezeNet) {
+  auto cost = testing::gpu_like_cost();
+  const Graph graph = build_zoo_model("squeezenet1.1", {});
+  SearchOptions search;
+  search.budget = 1000;
+  const double taso = taso_search(graph, default_matcher(), *cost, search).reduction_pct();
+  ASSERT_GT(taso, 10.0) << "the GPU-like rates should make rewrites pay off on SqueezeNet";
+
+  const Config config = testing::small_training_config(
+      {"env.num_envs=8", "env.steps_per_env=32", "env.max_steps=50", "ppo.epochs=4", "ppo.minibatch_size=64",
+       "train.total_env_steps=4096", "train.checkpoint_every=1000"});
+  Trainer trainer(config, testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost,
+                  testing::fresh_dir("learning-run"), false);
+  std::vector<double> curve;
+  trainer.run({}, [&](const UpdateReport& r) { curve.push_back(r.mean_episode_reduction_pct); });
+
+  PolicyRolloutOptions greedy;
+  greedy.rollouts = 1;
+  greedy.env.max_steps = 50;
+  const double learned = optimize_with_policy(graph, default_matcher(), *cost, trainer.learner().policy(), greedy)
+                             .reduction_pct();
+  const double random = random_policy_reduction(graph, *cost, greedy.env, 200);
+  std::string curve_text;
+  for (double v : curve) curve_text += std::to_string(v).substr(0, 5) + " ";
+  EXPECT_GE(learned, 0.9 * taso) << "greedy policy " << learned << "% against TASO " << taso << "%; random "
+                                 << random << "%; episode means per update: " << curve_text;
+  EXPECT_GT(learned, random + 0.5 * (taso - random)) << "random " << random << "%";
+  ASSERT_GE(curve.size(), 4u);
+  EXPECT_GT(curve.back(), curve.front()) << curve_text;
+  // The run folder holds what it promises.
+  const std::string dir = trainer.run_dir();
+  EXPECT_TRUE(std::filesystem::exists(dir + "/config.yaml"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/metrics.jsonl"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/best/squeezenet1.1.onnx"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/best/summary.json"));
+  EXPECT_EQ(list_numbered_files(dir + "/checkpoints", "ckpt").size(), 1u) << "the final checkpoint";
+}
+
+std::string parameters_after(Trainer& trainer) { return trainer.learner().policy().save_parameters(); }
+
+// k updates, stop, resume, k more == 2k updates in one go, bit for bit.
+TEST(Trainer, ResumingEqualsNotStopping) {
+  auto cost = testing::gpu_like_cost();
+  const int k = 3;
+  const std::string steps_k = "train.total_env_steps=" + std::to_string(k * 4 * 16);
+  const std::string steps_2k = "train.total_env_steps=" + std::to_string(2 * k * 4 * 16);
+  const std::string straight_dir = testing::fresh_dir("straight"), split_dir = testing::fresh_dir("split");
+  std::string straight;
+  {
+    Trainer t(testing::small_training_config({steps_2k}), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(),
+              *cost, straight_dir, false);
+    EXPECT_EQ(t.run().updates, 2 * k);
+    straight = parameters_after(t);
+  }
+  {
+    Trainer t(testing::small_training_config({steps_k}), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(),
+              *cost, split_dir, false);
+    EXPECT_EQ(t.run().updates, k);
+    EXPECT_NE(parameters_after(t), straight);
+  }
+  {
+    Trainer t(testing::small_training_config({steps_2k}), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(),
+              *cost, split_dir, true);
+    EXPECT_EQ(t.run().updates, 2 * k);
+    EXPECT_EQ(parameters_after(t), straight) << "resumed parameters differ from the uninterrupted run's";
+  }
+  // The metrics file has one row per update, none repeated.
+  std::ifstream metrics(split_dir + "/metrics.jsonl");
+  std::string line;
+  int rows = 0;
+  while (std::getline(metrics, line)) EXPECT_EQ(line.rfind("{\"update\":" + std::to_string(++rows) + ",", 0), 0u) << line;
+  EXPECT_EQ(rows, 2 * k);
+}
+
+// A stop in the middle of collecting a rollout (Ctrl-C) writes a checkpoint
+// of the last update; resuming redoes the dropped rollout exactly.
+TEST(Trainer, AStopMidRolloutLosesNothing) {
+  auto cost = testing::gpu_like_cost();
+  const std::string total = "train.total_env_steps=" + std::to_string(4 * 4 * 16);
+  std::string straight;
+  {
+    Trainer t(testing::small_training_config({total}), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost,
+              testing::fresh_dir("no-stop"), false);
+    t.run();
+    straight = parameters_after(t);
+  }
+  const std::string dir = testing::fresh_dir("stopped");
+  {
+    Trainer t(testing::small_training_config({total}), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost,
+              dir, false);
+    int polls = 0;  // 16 polls per rollout: stop in the middle of the third
+    const TrainingOutcome outcome = t.run([&] { return ++polls > 2 * 16 + 2 + 8; });
+    EXPECT_TRUE(outcome.stopped_early);
+    EXPECT_EQ(outcome.updates, 2);
+    EXPECT_EQ(outcome.last_checkpoint, dir + "/checkpoints/ckpt-2.ckpt");
+  }
+  Trainer t(testing::small_training_config({total}), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost,
+            dir, true);
+  EXPECT_EQ(t.run().updates, 4);
+  EXPECT_EQ(parameters_after(t), straight);
+}
+
+TEST(Trainer, RefusesDamagedCheckpointsAndChangedSettings) {
+  auto cost = testing::gpu_like_cost();
+  const std::string dir = testing::fresh_dir("damaged");
+  {
+    Trainer t(testing::small_training_config({"train.total_env_steps=64"}), testing::zoo_graphs({"squeezenet1.1"}),
+              default_matcher(), *cost, dir, false);
+    t.run();
+  }
+  // A run folder that holds a run is not overwritten by a new one.
+  EXPECT_THROW(Trainer(testing::small_training_config({}), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(),
+                       *cost, dir, false),
+               UsageError);
+  // Changing what the run learns is refused; raising its length is not.
+  try {
+    Trainer(testing::small_training_config({"ppo.clip=0.3"}), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(),
+            *cost, dir, true);
+    ADD_FAILURE() << "resumed with another clip";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("clip"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(Trainer(testing::small_training_config({"train.total_env_steps=128"}),
+                          testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost, dir, true));
+  // A flipped byte and a truncation are both refused, naming the file.
+  const std::string checkpoint = newest_checkpoint(dir);
+  std::string bytes;
+  {
+    std::ifstream in(checkpoint, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  for (const std::string& damaged : {bytes.substr(0, bytes.size() - 100), [&] {
+                                       std::string b = bytes;
+                                       b[b.size() / 2] = static_cast<char>(b[b.size() / 2] ^ 0x40);
+                                       return b;
+                                     }()}) {
+    std::ofstream(checkpoint, std::ios::binary | std::ios::trunc) << damaged;
+    try {
+      Trainer(testing::small_training_config({}), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost,
+              dir, true);
+      ADD_FAILURE() << "loaded a damaged checkpoint";
+    } catch (const FormatError& e) {
+      EXPECT_NE(std::string(e.what()).find(checkpoint), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace graphworld

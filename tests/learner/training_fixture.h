@@ -1,0 +1,55 @@
+// Shared set-up for the training tests: the built-in rules, the GPU-like
+// analytic rates (configs/gpu_rates.yaml, under which rewrites pay off) and
+// small training configs.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "env/cost/analytic_cost_model.h"
+#include "env/rules/rule_library.h"
+#include "env/zoo/zoo.h"
+#include "learner/rollout_collector.h"
+#include "learner/training_config.h"
+#include "tests/support/test_env.h"
+
+namespace graphworld::testing {
+
+inline const RuleMatcher& default_matcher() {
+  static const RuleMatcher matcher(default_rule_library().rules);
+  return matcher;
+}
+
+inline std::string gpu_rates_path() { return source_dir() + "/configs/gpu_rates.yaml"; }
+
+inline std::unique_ptr<AnalyticCostModel> gpu_like_cost() {
+  return std::make_unique<AnalyticCostModel>(load_analytic_rates(gpu_rates_path()));
+}
+
+inline std::vector<TrainingGraph> zoo_graphs(const std::vector<std::string>& names) {
+  std::vector<TrainingGraph> graphs;
+  for (const std::string& name : names) graphs.push_back({name, build_zoo_model(name, {})});
+  return graphs;
+}
+
+// A small deterministic config: `overrides` on top of a few envs and short
+// rollouts.
+inline Config small_training_config(std::vector<std::string> overrides) {
+  std::vector<std::string> all = {"train.graphs=[squeezenet1.1]", "env.num_envs=4", "env.steps_per_env=16",
+                                  "env.max_steps=20", "ppo.epochs=2", "ppo.minibatch_size=32",
+                                  "env.rates=" + gpu_rates_path()};
+  for (std::string& o : overrides) all.push_back(std::move(o));
+  return load_config(training_config_schema(), "", all);
+}
+
+// A fresh, empty scratch folder.
+inline std::string fresh_dir(const std::string& name) {
+  const std::string dir = scratch_dir() + "/" + name;
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+}  // namespace graphworld::testing
