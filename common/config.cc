@@ -200,6 +200,18 @@ void emit_tree(YAML::Emitter& out, const KeyTree& tree) {
 
 }  // namespace
 
+std::string Config::value_text(const std::string& key) const {
+  YAML::Emitter out;
+  emit_value(out, value(key));
+  return out.c_str();
+}
+
+std::vector<std::string> Config::keys() const {
+  std::vector<std::string> keys;
+  for (const auto& item : values_) keys.push_back(item.first);
+  return keys;
+}
+
 std::string Config::to_yaml() const {
   KeyTree root;
   for (const auto& [key, value] : values_) {

@@ -69,6 +69,9 @@ class Config {
 
   // Checks the value against the schema; `where` names its source in errors.
   void set(const std::string& key, const std::string& text, const std::string& where);
+  // The value of `key` as YAML text, for messages and comparisons.
+  std::string value_text(const std::string& key) const;
+  std::vector<std::string> keys() const;  // every key, sorted
   // Every key as nested YAML, in key order.
   std::string to_yaml() const;
 

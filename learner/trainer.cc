@@ -1,5 +1,6 @@
 #include "learner/trainer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -29,26 +30,16 @@ const std::vector<std::string>& resumable_keys() {
   return keys;
 }
 
-// The config with the resumable keys at their defaults, as YAML.
-std::string identity_yaml(const Config& config) {
-  Config copy = config;
-  const ConfigSchema& schema = training_config_schema();
-  for (const std::string& key : resumable_keys()) {
-    const auto& fallback = schema.find(key)->fallback;
-    copy.set(key, std::to_string(std::get<int64_t>(fallback)), "resume check");
+// The first setting, other than the resumable ones, that differs between
+// the run's config and this one ("" when none does).
+std::string changed_setting(const Config& run, const Config& now) {
+  const std::vector<std::string>& resumable = resumable_keys();
+  for (const std::string& key : run.keys()) {
+    if (std::find(resumable.begin(), resumable.end(), key) != resumable.end()) continue;
+    if (run.value_text(key) != now.value_text(key))
+      return "'" + key + "' is " + run.value_text(key) + " in the run, " + now.value_text(key) + " now";
   }
-  return copy.to_yaml();
-}
-
-// The first line that differs between two YAML texts, for the error.
-std::string first_difference(const std::string& a, const std::string& b) {
-  std::istringstream sa(a), sb(b);
-  std::string la, lb;
-  while (true) {
-    const bool ga = static_cast<bool>(std::getline(sa, la)), gb = static_cast<bool>(std::getline(sb, lb));
-    if (!ga && !gb) return "";
-    if (!ga || !gb || la != lb) return "run has '" + (ga ? la : std::string()) + "', now '" + (gb ? lb : std::string()) + "'";
-  }
+  return "";
 }
 
 std::string file_safe(const std::string& name) {
@@ -138,7 +129,7 @@ std::string Trainer::write_checkpoint() {
 
 void Trainer::load_checkpoint(const std::string& path) {
   const CheckpointContents saved = read_checkpoint(path);
-  const std::string difference = first_difference(identity_yaml(saved.config), identity_yaml(config_));
+  const std::string difference = changed_setting(saved.config, config_);
   if (!difference.empty())
     throw ConfigError(path + ": resuming must keep the run's settings (only train.total_env_steps, "
                       "train.checkpoint_every, train.keep_checkpoints and train.threads may change): " + difference);

@@ -13,7 +13,7 @@ using testing::gw;
 using testing::expect_keys;
 
 TEST(Cli, EverySubcommandHasHelp) {
-  for (const char* command : {"optimize", "env-bench", "import", "run", "check", "zoo", "cost", "calibrate", "rules", "devices", "bench"}) {
+  for (const char* command : {"optimize", "train", "policy", "env-bench", "import", "run", "check", "zoo", "cost", "calibrate", "rules", "devices", "bench"}) {
     std::string out;
     EXPECT_EQ(gw(std::string(command) + " --help", &out), 0) << command;
     EXPECT_NE(out.find(std::string("usage: graphworld ") + command), std::string::npos) << out;
