@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "common/latency.h"
 #include "common/stopwatch.h"
+#include "learner/compute_threads.h"
 #include "learner/policy_module.h"
 #include "learner/ppo_loss.h"
 
@@ -22,15 +23,17 @@ PolicyBenchmarkResult benchmark_policy(const std::vector<Observation>& observati
   std::vector<const Observation*> batch;
   for (int32_t k = 0; k < options.minibatch; ++k) batch.push_back(&observations[k % observations.size()]);
 
-  // The thread counts are set for the measurements and restored after.
-  const int previous_threads = at::get_num_threads();
-  at::set_num_threads(options.inference_threads);
-  const LatencyStats single = measure_latency([&] { net.act({batch[0]}, rng); }, 3, options.repeats);
-  r.inference_median_ms = single.median_ms;
-  r.inference_p90_ms = single.p90_ms;
-
-  at::set_num_threads(options.train_threads > 0 ? options.train_threads
-                                                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  // As training runs it (learner/compute_threads.h); thread counts are set
+  // for the measurements and restored after.
+  keep_freed_tensor_memory();
+  {
+    ComputeThreads threads(options.inference_threads);
+    const LatencyStats single = measure_latency([&] { net.act({batch[0]}, rng); }, 3, options.repeats);
+    r.inference_median_ms = single.median_ms;
+    r.inference_p90_ms = single.p90_ms;
+  }
+  ComputeThreads threads(options.train_threads > 0 ? options.train_threads
+                                                   : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   const LatencyStats batched = measure_latency([&] { net.act(batch, rng); }, 1, options.repeats);
   r.batched_ms_per_observation = batched.median_ms / options.minibatch;
 
@@ -58,7 +61,6 @@ PolicyBenchmarkResult benchmark_policy(const std::vector<Observation>& observati
         adam.step();
       },
       1, options.repeats);
-  at::set_num_threads(previous_threads);
   r.train_step_ms = train.median_ms;
   r.train_samples_per_s = 1000.0 * options.minibatch / train.median_ms;
   return r;

@@ -3,31 +3,17 @@
 #include <memory>
 #include <random>
 
-#include <ATen/Parallel.h>
-
 #include "common/error.h"
 #include "common/stopwatch.h"
+#include "learner/compute_threads.h"
 
 namespace graphworld {
 
-namespace {
-
-// Sets LibTorch's thread count for a scope.
-class TorchThreads {
- public:
-  explicit TorchThreads(int threads) : previous_(at::get_num_threads()) { at::set_num_threads(threads); }
-  ~TorchThreads() { at::set_num_threads(previous_); }
-
- private:
-  int previous_;
-};
-
-}  // namespace
 
 SearchResult optimize_with_policy(const Graph& graph, const RuleMatcher& matcher, CostModel& cost,
                                   PolicyNetwork& policy, const PolicyRolloutOptions& options) {
   if (options.threads < 1) throw UsageError("policy rollouts need at least one thread");
-  TorchThreads threads(options.threads);
+  ComputeThreads threads(options.threads);
   if (options.rollouts < 1) throw UsageError("--rollouts must be at least 1");
   if (policy.config().num_xfers != static_cast<int32_t>(matcher.num_rules()))
     throw UsageError("the policy was trained with " + std::to_string(policy.config().num_xfers) +

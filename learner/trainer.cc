@@ -12,6 +12,7 @@
 #include "common/json_writer.h"
 #include "common/stopwatch.h"
 #include "env/onnx/onnx_export.h"
+#include "learner/compute_threads.h"
 #include "learner/torch_bytes.h"
 
 namespace graphworld {
@@ -200,54 +201,48 @@ void Trainer::append_metrics(const UpdateReport& r) {
 
 TrainingOutcome Trainer::run(const std::function<bool()>& should_stop,
                              const std::function<void(const UpdateReport&)>& on_update) {
-  const int previous_threads = at::get_num_threads();
-  at::set_num_threads(options_.threads);
+  ComputeThreads threads(options_.threads);
+  keep_freed_tensor_memory();
   TrainingOutcome outcome;
   int64_t checkpointed_version = -1;
-  try {
-    while (env_steps_ < options_.total_env_steps) {
-      Stopwatch clock;
-      std::optional<Rollout> rollout = collector_->collect(learner_->policy(), learner_->version(), should_stop);
-      if (!rollout) {
-        outcome.stopped_early = true;
-        break;
-      }
-      UpdateReport report;
-      report.collect_s = clock.elapsed_s();
-      report.stats = learner_->update({&*rollout});
-      env_steps_ += rollout->env_steps();
-      episodes_ += static_cast<int64_t>(rollout->episodes.size());
-      report.update = learner_->version();
-      report.env_steps = env_steps_;
-      report.episodes = episodes_;
-      report.episodes_this_update = static_cast<int64_t>(rollout->episodes.size());
-      double sum = 0;
-      for (const EpisodeSummary& e : rollout->episodes) sum += e.reduction_pct;
-      report.mean_episode_reduction_pct = rollout->episodes.empty() ? 0.0 : sum / static_cast<double>(rollout->episodes.size());
-      for (size_t g = 0; g < collector_->graphs().size(); ++g)
-        report.best_reduction_pct.emplace_back(collector_->graphs()[g].name, collector_->best()[g].reduction_pct());
-      write_best_graphs();
-      if (learner_->version() % options_.checkpoint_every == 0) {
-        outcome.last_checkpoint = write_checkpoint();
-        checkpointed_version = learner_->version();
-      }
-      const double elapsed = clock.elapsed_s();
-      wall_s_ += elapsed;
-      report.wall_s = wall_s_;
-      report.env_steps_per_s = static_cast<double>(rollout->env_steps()) / elapsed;
-      append_metrics(report);
-      if (on_update) on_update(report);
-      if (should_stop && should_stop()) {
-        outcome.stopped_early = true;
-        break;
-      }
+  while (env_steps_ < options_.total_env_steps) {
+    Stopwatch clock;
+    std::optional<Rollout> rollout = collector_->collect(learner_->policy(), learner_->version(), should_stop);
+    if (!rollout) {
+      outcome.stopped_early = true;
+      break;
     }
-    if (checkpointed_version != learner_->version()) outcome.last_checkpoint = write_checkpoint();
-  } catch (...) {
-    at::set_num_threads(previous_threads);
-    throw;
+    UpdateReport report;
+    report.collect_s = clock.elapsed_s();
+    report.stats = learner_->update({&*rollout});
+    env_steps_ += rollout->env_steps();
+    episodes_ += static_cast<int64_t>(rollout->episodes.size());
+    report.update = learner_->version();
+    report.env_steps = env_steps_;
+    report.episodes = episodes_;
+    report.episodes_this_update = static_cast<int64_t>(rollout->episodes.size());
+    double sum = 0;
+    for (const EpisodeSummary& e : rollout->episodes) sum += e.reduction_pct;
+    report.mean_episode_reduction_pct = rollout->episodes.empty() ? 0.0 : sum / static_cast<double>(rollout->episodes.size());
+    for (size_t g = 0; g < collector_->graphs().size(); ++g)
+      report.best_reduction_pct.emplace_back(collector_->graphs()[g].name, collector_->best()[g].reduction_pct());
+    write_best_graphs();
+    if (learner_->version() % options_.checkpoint_every == 0) {
+      outcome.last_checkpoint = write_checkpoint();
+      checkpointed_version = learner_->version();
+    }
+    const double elapsed = clock.elapsed_s();
+    wall_s_ += elapsed;
+    report.wall_s = wall_s_;
+    report.env_steps_per_s = static_cast<double>(rollout->env_steps()) / elapsed;
+    append_metrics(report);
+    if (on_update) on_update(report);
+    if (should_stop && should_stop()) {
+      outcome.stopped_early = true;
+      break;
+    }
   }
-  at::set_num_threads(previous_threads);
+  if (checkpointed_version != learner_->version()) outcome.last_checkpoint = write_checkpoint();
   outcome.updates = learner_->version();
   outcome.env_steps = env_steps_;
   return outcome;

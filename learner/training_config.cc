@@ -26,7 +26,7 @@ const ConfigSchema& training_config_schema() {
     s.add_int("network.hidden", 32, 4, 1024, "embedding width of the graph encoder and heads");
     s.add_int("network.message_rounds", 3, 0, 16, "message-passing rounds of the graph encoder");
     s.add_double("ppo.learning_rate", 3e-4, 1e-8, 1.0, "Adam step size");
-    s.add_int("ppo.epochs", 4, 1, 1000, "passes over each rollout");
+    s.add_int("ppo.epochs", 2, 1, 1000, "passes over each rollout");
     s.add_int("ppo.minibatch_size", 64, 1, 1000000, "samples per Adam step");
     s.add_double("ppo.gamma", 0.99, 0.0, 1.0, "discount");
     s.add_double("ppo.gae_lambda", 0.95, 0.0, 1.0, "GAE lambda");

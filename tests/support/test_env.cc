@@ -14,7 +14,6 @@
 #include <regex>
 #include <sstream>
 
-#include "env/onnx/onnx_import.h"
 
 namespace graphworld::testing {
 namespace fs = std::filesystem;
@@ -75,7 +74,12 @@ int run_command(const std::string& command, std::string* output) {
 }
 
 std::string file_difference(const std::string& path_a, const std::string& path_b) {
-  const std::string a = read_file_bytes(path_a), b = read_file_bytes(path_b);
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::string("(cannot open " + path + ")");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string a = read(path_a), b = read(path_b);
   if (a == b) return "";
   size_t offset = 0;
   while (offset < a.size() && offset < b.size() && a[offset] == b[offset]) ++offset;
