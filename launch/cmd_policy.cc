@@ -9,6 +9,7 @@
 #include "env/gym/observation.h"
 #include "env/rules/rule_library.h"
 #include "learner/policy_file.h"
+#include "learner/policy_onnx_export.h"
 #include "learner/ppo_learner.h"
 #include "learner/trainer.h"
 #include "learner/training_config.h"
@@ -21,7 +22,8 @@ int export_policy(const CliArgs& args) {
   const std::string& run_dir = args.positional(1, "a training RUN folder");
   args.expect_at_most(2);
   const std::string out = args.value_or("--output", "");
-  if (out.empty()) throw UsageError("policy export needs -o FILE.gwpolicy");
+  const std::string onnx = args.value_or("--onnx", "");
+  if (out.empty() && onnx.empty()) throw UsageError("policy export needs -o FILE.gwpolicy and/or --onnx FILE.onnx");
   const std::string checkpoint = args.value_or("--checkpoint", "");
   const std::string path = checkpoint.empty() ? newest_checkpoint(run_dir) : checkpoint;
   const CheckpointContents saved = read_checkpoint(path);
@@ -41,9 +43,15 @@ int export_policy(const CliArgs& args) {
   info.source = path;
   info.updates = saved.updates;
   info.env_steps = saved.env_steps;
-  save_policy_file(out, learner.policy(), info);
-  std::printf("wrote %s from %s (%lld updates, %lld real env steps)\n", out.c_str(), path.c_str(),
-              static_cast<long long>(saved.updates), static_cast<long long>(saved.env_steps));
+  for (const std::string& file : {out, onnx}) {
+    if (file.empty()) continue;
+    if (file == onnx) export_policy_onnx_file(learner.policy(), file);
+    else save_policy_file(file, learner.policy(), info);
+    std::printf("wrote %s from %s (%lld updates, %lld real env steps)\n", file.c_str(), path.c_str(),
+                static_cast<long long>(saved.updates), static_cast<long long>(saved.env_steps));
+  }
+  if (!onnx.empty())
+    std::printf("the ONNX policy's inputs and outputs are described in learner/policy_onnx_export.h\n");
   return 0;
 }
 
@@ -79,6 +87,7 @@ Subcommand policy_command() {
            "show: what a policy file holds and whether it fits this graphworld.",
            {
                {"--output", "-o", "FILE", "export: the policy file to write"},
+               {"--onnx", "", "FILE", "export: also (or only) the policy network as ONNX (opset 17, dynamic sizes)"},
                {"--checkpoint", "", "CKPT", "export: this checkpoint instead of the run's newest"},
            }},
           run_policy};

@@ -93,7 +93,9 @@ TEST(TrainCli, TrainExportAndOptimizeWithThePolicy) {
   for (const char* file : {"/config.yaml", "/metrics.jsonl", "/checkpoints/ckpt-2.ckpt"})
     EXPECT_TRUE(std::filesystem::exists(run + file)) << file;
   const std::string policy = testing::scratch_dir() + "/short.gwpolicy";
-  ASSERT_EQ(gw("policy export " + run + " -o " + policy, &out), 0) << out;
+  const std::string policy_onnx = testing::scratch_dir() + "/short-policy.onnx";
+  ASSERT_EQ(gw("policy export " + run + " -o " + policy + " --onnx " + policy_onnx, &out), 0) << out;
+  EXPECT_TRUE(std::filesystem::exists(policy_onnx)) << out;
   ASSERT_EQ(gw("policy show " + policy, &out), 0) << out;
   EXPECT_NE(out.find("squeezenet1.1"), std::string::npos) << out;
   EXPECT_NE(out.find("fits             this graphworld"), std::string::npos) << out;
