@@ -125,12 +125,11 @@ int run_train(const CliArgs& args) {
   stop_requested = 0;
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
-  bool announced = false;
+  // Polled by the learner and by the collector's thread.
+  std::atomic<bool> announced{false};
   auto should_stop = [&] {
-    if (stop_requested && !announced && !quiet) {
+    if (stop_requested && !quiet && !announced.exchange(true))
       std::fprintf(stderr, "\nstopping: writing a final checkpoint (Ctrl-C again to abort without one)\n");
-      announced = true;
-    }
     return stop_requested != 0;
   };
   Stopwatch since_print;

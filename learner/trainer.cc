@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "common/atomic_file.h"
 #include "common/checkpoint_file.h"
@@ -84,6 +85,7 @@ CheckpointContents read_checkpoint(const std::string& path) {
   c.episodes = counters[1].item<int64_t>();
   c.wall_s = static_cast<double>(counters[2].item<int64_t>()) / 1e6;
   c.collector_state = read_bytes(archive, "collector", path);
+  c.actor_parameters = read_bytes(archive, "actor", path);
   torch::serialize::InputArchive learner;
   archive_from_bytes(learner, c.learner_state, path + " (learner state)");
   c.updates = read_tensor(learner, "version", path).item<int64_t>();
@@ -108,6 +110,9 @@ Trainer::Trainer(const Config& config, std::vector<TrainingGraph> graphs, const 
   }
   learner_ = std::make_unique<PpoLearner>(options_.network, options_.ppo);
   collector_ = std::make_unique<RolloutCollector>(std::move(graphs), matcher, cost, options_.collector);
+  actor_ = std::make_unique<PolicyNetwork>(options_.network);
+  actor_->copy_parameters_from(learner_->policy());
+  pending_start_ = collector_->state();
   for (const BestGraph& b : collector_->best()) written_best_ms_.push_back(b.cost_ms);
   if (resume) load_checkpoint(checkpoint);
 }
@@ -117,7 +122,8 @@ Trainer::~Trainer() = default;
 std::string Trainer::write_checkpoint() {
   torch::serialize::OutputArchive archive;
   archive.write("learner", bytes_to_tensor(learner_->save_state()));
-  archive.write("collector", bytes_to_tensor(serialize_collector_state(collector_->state())));
+  archive.write("collector", bytes_to_tensor(serialize_collector_state(pending_start_)));
+  archive.write("actor", bytes_to_tensor(actor_->save_parameters()));
   archive.write("config", bytes_to_tensor(config_.to_yaml()));
   archive.write("counters", torch::tensor({env_steps_, episodes_, static_cast<int64_t>(std::llround(wall_s_ * 1e6))},
                                           torch::kInt64));
@@ -135,7 +141,9 @@ void Trainer::load_checkpoint(const std::string& path) {
     throw ConfigError(path + ": resuming must keep the run's settings (only train.total_env_steps, "
                       "train.checkpoint_every, train.keep_checkpoints and train.threads may change): " + difference);
   learner_->restore_state(saved.learner_state, path);
-  collector_->restore(parse_collector_state(saved.collector_state, path));
+  pending_start_ = parse_collector_state(saved.collector_state, path);
+  collector_->restore(pending_start_);
+  actor_->load_parameters(saved.actor_parameters, path);
   env_steps_ = saved.env_steps;
   episodes_ = saved.episodes;
   wall_s_ = saved.wall_s;
@@ -205,39 +213,102 @@ TrainingOutcome Trainer::run(const std::function<bool()>& should_stop,
   keep_freed_tensor_memory();
   TrainingOutcome outcome;
   int64_t checkpointed_version = -1;
-  while (env_steps_ < options_.total_env_steps) {
-    Stopwatch clock;
-    std::optional<Rollout> rollout = collector_->collect(learner_->policy(), learner_->version(), should_stop);
-    if (!rollout) {
+  // Collects from pending_start_ (where the collector stands) with `policy`;
+  // nothing when stopped, the collector back at pending_start_.
+  auto collect = [&](PolicyNetwork& policy, int64_t version) {
+    return collector_->collect(policy, version, should_stop);
+  };
+  std::optional<Rollout> pending;
+  if (options_.overlap && env_steps_ < options_.total_env_steps) {
+    pending = collect(*actor_, learner_->version());
+    if (!pending) {
       outcome.stopped_early = true;
-      break;
+    } else {
+      // On a resume the actor held the parameters one update old; the
+      // rollout after this one is collected with the learner's.
+      actor_->copy_parameters_from(learner_->policy());
+      pending_start_ = collector_->state();
     }
+  }
+  while (env_steps_ < options_.total_env_steps && !outcome.stopped_early) {
+    Stopwatch clock;
     UpdateReport report;
-    report.collect_s = clock.elapsed_s();
-    report.stats = learner_->update({&*rollout});
-    env_steps_ += rollout->env_steps();
-    episodes_ += static_cast<int64_t>(rollout->episodes.size());
+    std::optional<Rollout> next;
+    RolloutCollectorState next_start;
+    if (!options_.overlap) {
+      pending = collect(learner_->policy(), learner_->version());
+      if (!pending) {
+        outcome.stopped_early = true;
+        break;
+      }
+      report.collect_s = clock.elapsed_s();
+      report.stats = learner_->update({&*pending});
+    } else {
+      // The next rollout, with the parameters one update old, on a second
+      // thread; none after the rollout that ends the run.
+      const bool last = env_steps_ + pending->env_steps() >= options_.total_env_steps;
+      const int64_t acting_version = learner_->version();
+      next_start = collector_->state();
+      std::thread actor;
+      std::exception_ptr actor_error;
+      if (!last)
+        actor = std::thread([&] {
+          try {
+            Stopwatch actor_clock;
+            next = collect(*actor_, acting_version);
+            report.collect_s = actor_clock.elapsed_s();
+          } catch (...) {
+            actor_error = std::current_exception();
+          }
+        });
+      try {
+        report.stats = learner_->update({&*pending});
+      } catch (...) {
+        if (actor.joinable()) actor.join();
+        throw;
+      }
+      if (actor.joinable()) actor.join();
+      if (actor_error) std::rethrow_exception(actor_error);
+    }
+    env_steps_ += pending->env_steps();
+    episodes_ += static_cast<int64_t>(pending->episodes.size());
     report.update = learner_->version();
     report.env_steps = env_steps_;
     report.episodes = episodes_;
-    report.episodes_this_update = static_cast<int64_t>(rollout->episodes.size());
+    report.episodes_this_update = static_cast<int64_t>(pending->episodes.size());
     double sum = 0;
-    for (const EpisodeSummary& e : rollout->episodes) sum += e.reduction_pct;
-    report.mean_episode_reduction_pct = rollout->episodes.empty() ? 0.0 : sum / static_cast<double>(rollout->episodes.size());
+    for (const EpisodeSummary& e : pending->episodes) sum += e.reduction_pct;
+    report.mean_episode_reduction_pct = pending->episodes.empty() ? 0.0 : sum / static_cast<double>(pending->episodes.size());
     for (size_t g = 0; g < collector_->graphs().size(); ++g)
       report.best_reduction_pct.emplace_back(collector_->graphs()[g].name, collector_->best()[g].reduction_pct());
     write_best_graphs();
-    if (learner_->version() % options_.checkpoint_every == 0) {
+    // What comes next is collected from here: the next rollout (if any) was
+    // collected from next_start with the actor's parameters, which the
+    // checkpoint must hold before they move on.
+    if (options_.overlap) pending_start_ = next_start;
+    else pending_start_ = collector_->state();
+    if (!options_.overlap) actor_->copy_parameters_from(learner_->policy());
+    const bool stop_now = should_stop && should_stop();
+    if (learner_->version() % options_.checkpoint_every == 0 || stop_now ||
+        env_steps_ >= options_.total_env_steps || (options_.overlap && !next && env_steps_ < options_.total_env_steps)) {
       outcome.last_checkpoint = write_checkpoint();
       checkpointed_version = learner_->version();
+    }
+    pending = std::move(next);
+    if (options_.overlap && pending) {
+      // The next rollout is in hand; the one after it is collected from
+      // where the collector stands, with the parameters just learned. (With
+      // none in hand, pending_start_ and the actor still describe the next.)
+      actor_->copy_parameters_from(learner_->policy());
+      pending_start_ = collector_->state();
     }
     const double elapsed = clock.elapsed_s();
     wall_s_ += elapsed;
     report.wall_s = wall_s_;
-    report.env_steps_per_s = static_cast<double>(rollout->env_steps()) / elapsed;
+    report.env_steps_per_s = static_cast<double>(report.stats.samples) / elapsed;
     append_metrics(report);
     if (on_update) on_update(report);
-    if (should_stop && should_stop()) {
+    if (stop_now || (options_.overlap && !pending && env_steps_ < options_.total_env_steps)) {
       outcome.stopped_early = true;
       break;
     }

@@ -12,10 +12,19 @@
 //   best/GRAPH.onnx           the cheapest graph found per training graph,
 //   best/summary.json         and their costs
 //
+// With train.overlap (the default) the collector acts on its own thread with
+// a copy of the parameters one update old, collecting the next rollout while
+// the learner updates on the last: the two halves use both cores, at one
+// update of policy lag (PPO's ratio is taken against the log-probabilities
+// the rollout was collected with, so the lag is accounted for). Without it,
+// collection and update alternate on one thread. Both are deterministic.
+//
 // Stopping (total steps reached, or should_stop turning true) writes a final
-// checkpoint of the last completed update. A rollout cut short by a stop is
-// dropped and the environments are put back as they were at that update, so
-// resuming redoes it exactly and nothing is lost.
+// checkpoint of the last completed update. A checkpoint names the rollout to
+// learn from next by the collector state it starts from and the parameters
+// it is collected with; a rollout collected but not yet learned from, or cut
+// short by a stop, is collected again on resume, identically, so nothing is
+// lost and a resumed run equals an uninterrupted one bit for bit.
 #pragma once
 
 #include <cstdint>
@@ -64,7 +73,9 @@ class Trainer {
           const std::string& run_dir, bool resume);
   ~Trainer();
 
-  // Trains until train.total_env_steps real steps or should_stop(); calls
+  // Trains until train.total_env_steps real steps or should_stop() (which
+  // must be thread-safe: with overlap the collector's thread polls it too);
+  // calls
   // on_update after every update.
   TrainingOutcome run(const std::function<bool()>& should_stop = {},
                       const std::function<void(const UpdateReport&)>& on_update = {});
@@ -88,6 +99,10 @@ class Trainer {
   std::string run_dir_;
   std::unique_ptr<PpoLearner> learner_;
   std::unique_ptr<RolloutCollector> collector_;
+  // The next rollout to learn from is collected from this collector state
+  // with these parameters (the learner's own without overlap).
+  RolloutCollectorState pending_start_;
+  std::unique_ptr<PolicyNetwork> actor_;
   int64_t env_steps_ = 0;
   int64_t episodes_ = 0;
   double wall_s_ = 0;
@@ -102,7 +117,8 @@ std::string newest_checkpoint(const std::string& run_dir);
 struct CheckpointContents {
   Config config;
   std::string learner_state;    // PpoLearner::save_state()
-  std::string collector_state;  // serialize_collector_state()
+  std::string collector_state;  // serialize_collector_state(), where the next rollout starts
+  std::string actor_parameters;  // what the next rollout is collected with
   int64_t updates = 0, env_steps = 0, episodes = 0;
   double wall_s = 0;
 };

@@ -20,6 +20,7 @@ struct TrainingOptions {
   int64_t checkpoint_every = 0;  // updates
   int64_t keep_checkpoints = 0;
   int32_t threads = 1;
+  bool overlap = true;  // collect the next rollout while updating on the last
   std::string cost_model, rates, rules;
   PolicyNetworkConfig network;  // num_xfers is set from the rule library
   PpoOptions ppo;
