@@ -46,18 +46,26 @@ std::string read_checked_file(const std::string& path, const std::string& kind) 
   if (!in.read(reinterpret_cast<char*>(&h), sizeof(h)))
     throw FormatError(path + ": truncated: shorter than a " + kind + " file's header");
   if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0)
-    throw FormatError(path + ": not a graphworld " + kind + " file (bad magic bytes)");
+    throw FormatError(path + ": not a graphworld " + kind + " file (bad magic bytes); use an earlier " + kind +
+                      " or another file");
   if (h.version != kFormatVersion)
     throw FormatError(path + ": format version " + std::to_string(h.version) + ", this graphworld reads version " +
                       std::to_string(kFormatVersion));
   const std::string stored_kind(h.kind, strnlen(h.kind, kKindBytes));
   if (stored_kind != kind) throw FormatError(path + ": a " + stored_kind + " file, not a " + kind + " file");
+  std::error_code ec;
+  const uintmax_t file_bytes = std::filesystem::file_size(path, ec);
+  // Checked before allocating: a damaged length must not ask for terabytes.
+  if (ec || file_bytes < sizeof(h) || h.payload_bytes > file_bytes - sizeof(h))
+    throw FormatError(path + ": truncated or damaged: the header promises " + std::to_string(h.payload_bytes) +
+                      " bytes of payload, the file holds " + std::to_string(ec ? 0 : file_bytes - sizeof(h)) +
+                      "; use an earlier " + kind);
   std::string payload(h.payload_bytes, '\0');
   if (!in.read(payload.data(), static_cast<std::streamsize>(payload.size())))
     throw FormatError(path + ": truncated: the header promises " + std::to_string(h.payload_bytes) +
                       " bytes of payload, fewer are there");
   if (in.peek() != std::char_traits<char>::eof())
-    throw FormatError(path + ": trailing bytes after the payload: the file was altered");
+    throw FormatError(path + ": trailing bytes after the payload: the file was altered; use an earlier " + kind);
   if (fnv1a_64(payload.data(), payload.size()) != h.checksum)
     throw FormatError(path + ": checksum mismatch: the file is corrupt; use an earlier " + kind);
   return payload;

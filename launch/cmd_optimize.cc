@@ -130,8 +130,11 @@ int run_optimize(const CliArgs& args) {
   const std::optional<std::string> policy_spec = args.value("--policy");
   if (policy_spec && args.value("--search"))
     throw UsageError("--policy and --search are two ways to optimise; give one");
-  const auto rollouts = static_cast<int32_t>(args.int_value("--rollouts", 8));
-  if (rollouts < 1) throw UsageError("--rollouts must be at least 1");
+  const int64_t rollouts_value = args.int_value("--rollouts", 8);
+  if (rollouts_value < 1 || rollouts_value > 4096) throw UsageError("--rollouts must be in [1, 4096]");
+  const auto rollouts = static_cast<int32_t>(rollouts_value);
+  if (!policy_spec && (args.value("--rollouts") || args.value("--max-steps") || args.value("--rollout-time")))
+    throw UsageError("--rollouts, --max-steps and --rollout-time apply to --policy; with a search use --budget");
 
   Stopwatch io_clock;
   LoadedModel model = load_model(spec, args.int_value("--batch", 1));
@@ -152,7 +155,11 @@ int run_optimize(const CliArgs& args) {
     PolicyRolloutOptions rollout_options;
     rollout_options.rollouts = rollouts;
     rollout_options.seed = options.seed;
-    rollout_options.env.max_steps = policy->info.max_steps;
+    const int64_t max_steps = args.int_value("--max-steps", std::max<int64_t>(policy->info.max_steps, 200));
+    if (max_steps < 1 || max_steps > 100000) throw UsageError("--max-steps must be in [1, 100000]");
+    rollout_options.env.max_steps = static_cast<int32_t>(max_steps);
+    rollout_options.time_budget_s = args.double_value("--rollout-time", 1.0);
+    if (!(rollout_options.time_budget_s >= 0)) throw UsageError("--rollout-time must be >= 0 (0: no limit)");
     rollout_options.env.max_locations = policy->info.max_locations;
     if (!quiet)
       std::fprintf(stderr, "optimising %s (%zu ops) with policy %s, %d rollouts, %s cost model\n", model.source.c_str(),
@@ -308,6 +315,10 @@ Subcommand optimize_command() {
       {"--policy", "", "FILE", "optimise with a trained policy (FILE.gwpolicy, or 'default' for the shipped one)\n"
                                "instead of a search"},
       {"--rollouts", "", "K", "--policy: one greedy and K-1 sampled rollouts, the cheapest graph wins (default 8)"},
+      {"--rollout-time", "", "S", "--policy: the sampled rollouts stop after S seconds of rollouts (default 1; the greedy\n"
+                                  "one always finishes; 0: no limit, for results that depend on the seed alone)"},
+      {"--max-steps", "", "N", "--policy: rewrites per rollout at most (default 200, or the training episodes' length\n"
+                               "if longer; a rollout also ends when the policy chooses NO-OP)"},
       {"--rules", "", "FILE", "a rule library file (default: the built-in library)"},
       {"--tolerance", "", "T", "largest relative output difference accepted as equal (default 1e-3)"},
       {"--batch", "", "N", "batch size for zoo models (default 1)"},

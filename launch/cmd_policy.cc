@@ -24,18 +24,20 @@ int export_policy(const CliArgs& args) {
   const std::string out = args.value_or("--output", "");
   const std::string onnx = args.value_or("--onnx", "");
   if (out.empty() && onnx.empty()) throw UsageError("policy export needs -o FILE.gwpolicy and/or --onnx FILE.onnx");
+  if (out == onnx) throw UsageError("-o and --onnx name the same file " + out + "; give them different names");
   const std::string checkpoint = args.value_or("--checkpoint", "");
   const std::string path = checkpoint.empty() ? newest_checkpoint(run_dir) : checkpoint;
   const CheckpointContents saved = read_checkpoint(path);
   TrainingOptions options = training_options_from(saved.config);
-  const RuleLibrary library = options.rules.empty() ? default_rule_library() : load_rule_library(options.rules);
-  options.network.num_xfers = static_cast<int32_t>(library.rules.size());
+  // The library the run trained with, as the checkpoint records it (not
+  // whatever env.rules names today).
+  options.network.num_xfers = saved.num_xfers;
   PpoLearner learner(options.network, options.ppo);
   learner.restore_state(saved.learner_state, path);
   PolicyFileInfo info;
   info.network = options.network;
   info.feature_version = kObservationFeatureVersion;
-  info.rule_library_hash = rule_library_hash(library);
+  info.rule_library_hash = saved.rule_library_hash;
   info.max_steps = options.collector.env.max_steps;
   info.max_locations = options.collector.env.max_locations;
   info.trained_on = options.graphs;
@@ -43,13 +45,12 @@ int export_policy(const CliArgs& args) {
   info.source = path;
   info.updates = saved.updates;
   info.env_steps = saved.env_steps;
-  for (const std::string& file : {out, onnx}) {
-    if (file.empty()) continue;
-    if (file == onnx) export_policy_onnx_file(learner.policy(), file);
-    else save_policy_file(file, learner.policy(), info);
-    std::printf("wrote %s from %s (%lld updates, %lld real env steps)\n", file.c_str(), path.c_str(),
-                static_cast<long long>(saved.updates), static_cast<long long>(saved.env_steps));
-  }
+  if (!out.empty()) save_policy_file(out, learner.policy(), info);
+  if (!onnx.empty()) export_policy_onnx_file(learner.policy(), onnx);
+  for (const std::string& file : {out, onnx})
+    if (!file.empty())
+      std::printf("wrote %s from %s (%lld updates, %lld real env steps)\n", file.c_str(), path.c_str(),
+                  static_cast<long long>(saved.updates), static_cast<long long>(saved.env_steps));
   if (!onnx.empty())
     std::printf("the ONNX policy's inputs and outputs are described in learner/policy_onnx_export.h\n");
   return 0;

@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <map>
+#include <set>
+
+#include <yaml-cpp/yaml.h>
 
 #include "common/error.h"
 #include "common/stopwatch.h"
@@ -24,10 +26,13 @@ namespace graphworld {
 namespace {
 namespace fs = std::filesystem;
 
-volatile std::sig_atomic_t stop_requested = 0;
+// Lock-free, so safe to set in a signal handler and to read from the
+// collector's thread.
+std::atomic<bool> stop_requested{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
 
 void on_stop_signal(int signal) {
-  stop_requested = 1;
+  stop_requested = true;
   // A second signal takes the default action: the process ends at once.
   std::signal(signal, SIG_DFL);
 }
@@ -39,25 +44,49 @@ std::string timestamp() {
   return text;
 }
 
-// A zoo name is its own name; a file is named by its stem. Repeats get a suffix.
-std::vector<TrainingGraph> load_training_graphs(const std::vector<std::string>& specs, const std::string& config_path) {
+// A file named in a config, as an absolute path: found from the working
+// directory or, failing that, beside the config file. Anything else (a zoo
+// name, "builtin", a missing file for the loader to report) is kept as is.
+std::string resolve_config_file(const std::string& item, const std::string& config_path) {
+  if (item.empty() || fs::path(item).is_absolute()) return item;
+  if (fs::exists(item)) return fs::absolute(item).lexically_normal().string();
+  if (!config_path.empty()) {
+    const fs::path beside = fs::absolute(fs::path(config_path).parent_path() / item).lexically_normal();
+    if (fs::exists(beside)) return beside.string();
+  }
+  return item;
+}
+
+// Rewrites the file-valued keys of a new run's config as absolute paths, so
+// the run folder's config.yaml finds them from anywhere on resume.
+Config with_absolute_paths(Config config, const std::string& config_path) {
+  std::string graphs = "[";
+  for (const std::string& spec : config.get_string_list("train.graphs")) {
+    YAML::Emitter item;
+    item << YAML::DoubleQuoted << resolve_config_file(spec, config_path);
+    graphs += (graphs.size() > 1 ? ", " : "") + std::string(item.c_str());
+  }
+  config.set("train.graphs", graphs + "]", config_path);
+  for (const char* key : {"env.rates", "env.rules"})  // plain strings: set takes the text as the value
+    config.set(key, resolve_config_file(config.get_string(key), config_path), config_path);
+  return config;
+}
+
+// A zoo name is its own name; a file is named by its stem. Names are made
+// unique (they name metrics and the files in best/).
+std::vector<TrainingGraph> load_training_graphs(const std::vector<std::string>& specs) {
   std::vector<TrainingGraph> graphs;
-  std::map<std::string, int> seen;
+  std::set<std::string> taken;
   for (const std::string& spec : specs) {
-    std::string path = spec;
-    // Files named relative to the config file are found from any directory.
-    if (!config_path.empty() && !fs::exists(path) && fs::path(spec).is_relative()) {
-      const fs::path beside = fs::path(config_path).parent_path() / spec;
-      if (fs::exists(beside)) path = beside.string();
-    }
     LoadedModel model;
     try {
-      model = load_model(path);
+      model = load_model(spec);
     } catch (const Error& e) {
       throw UsageError("train.graphs: " + std::string(e.what()));
     }
-    std::string name = model.from_zoo ? spec : fs::path(spec).stem().string();
-    if (seen[name]++ > 0) name += "-" + std::to_string(seen[name]);
+    const std::string stem = model.from_zoo ? spec : fs::path(spec).stem().string();
+    std::string name = stem;
+    for (int k = 2; !taken.insert(name).second; ++k) name = stem + "-" + std::to_string(k);
     graphs.push_back({name, std::move(model.graph)});
   }
   return graphs;
@@ -101,7 +130,8 @@ int run_train(const CliArgs& args) {
   } else if (config_path.empty()) {
     throw UsageError("'graphworld train' needs a CONFIG file (configs/train.yaml lists every key), or --resume RUN");
   }
-  const Config config = load_config(training_config_schema(), config_path, overrides);
+  Config config = load_config(training_config_schema(), config_path, overrides);
+  if (!resume) config = with_absolute_paths(config, config_path);
   const TrainingOptions options = training_options_from(config);
   if (!resume) {
     const std::string stem = fs::path(config_path).stem().string();
@@ -113,8 +143,10 @@ int run_train(const CliArgs& args) {
   const RuleMatcher matcher(library.rules);
   std::unique_ptr<CostModel> cost = training_cost_model(options);
   if (!quiet) std::fprintf(stderr, "loading %zu training graph(s)\n", options.graphs.size());
-  std::vector<TrainingGraph> graphs = load_training_graphs(options.graphs, resume ? "" : config_path);
-  Trainer trainer(config, std::move(graphs), matcher, *cost, run_dir, resume.has_value());
+  std::vector<TrainingGraph> graphs = load_training_graphs(options.graphs);
+  const std::string checkpoint = args.value_or("--checkpoint", "");
+  if (!checkpoint.empty() && !resume) throw UsageError("--checkpoint CKPT picks what --resume RUN continues from");
+  Trainer trainer(config, std::move(graphs), matcher, *cost, run_dir, resume.has_value(), checkpoint);
   if (!quiet)
     std::fprintf(stderr, "%s run %s: %zu graph(s), %d envs x %d steps per update, %lld parameters, %s cost model, %zu rules\n",
                  resume ? "resuming" : "starting", run_dir.c_str(), trainer.collector().graphs().size(),
@@ -122,7 +154,7 @@ int run_train(const CliArgs& args) {
                  static_cast<long long>(trainer.learner().policy().num_parameters()), cost->name().c_str(),
                  matcher.num_rules());
 
-  stop_requested = 0;
+  stop_requested = false;
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
   // Polled by the learner and by the collector's thread.
@@ -130,7 +162,7 @@ int run_train(const CliArgs& args) {
   auto should_stop = [&] {
     if (stop_requested && !quiet && !announced.exchange(true))
       std::fprintf(stderr, "\nstopping: writing a final checkpoint (Ctrl-C again to abort without one)\n");
-    return stop_requested != 0;
+    return stop_requested.load();
   };
   Stopwatch since_print;
   auto on_update = [&](const UpdateReport& r) {
@@ -172,6 +204,7 @@ Subcommand train_command() {
            {
                {"--run", "", "DIR", "the run folder (default runs/<config name>-<date-time>)"},
                {"--resume", "", "RUN", "continue the run in folder RUN from its newest checkpoint"},
+               {"--checkpoint", "", "CKPT", "--resume: continue from this checkpoint instead (e.g. when the newest is damaged)"},
                {"--quiet", "-q", "", "no progress on stderr"},
            }},
           run_train};

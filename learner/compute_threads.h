@@ -7,7 +7,8 @@
 
 namespace graphworld {
 
-// Sets the thread count for the scope, restoring the previous one after.
+// Sets the thread count for the scope, restoring ATen's previous count
+// after (OpenBLAS gets the same count back: its own cannot be read).
 class ComputeThreads {
  public:
   explicit ComputeThreads(int threads);

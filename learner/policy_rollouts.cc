@@ -14,6 +14,7 @@ SearchResult optimize_with_policy(const Graph& graph, const RuleMatcher& matcher
                                   PolicyNetwork& policy, const PolicyRolloutOptions& options) {
   if (options.threads < 1) throw UsageError("policy rollouts need at least one thread");
   ComputeThreads threads(options.threads);
+  keep_freed_tensor_memory();
   if (options.rollouts < 1) throw UsageError("--rollouts must be at least 1");
   if (policy.config().num_xfers != static_cast<int32_t>(matcher.num_rules()))
     throw UsageError("the policy was trained with " + std::to_string(policy.config().num_xfers) +
@@ -29,45 +30,43 @@ SearchResult optimize_with_policy(const Graph& graph, const RuleMatcher& matcher
     result.search_s = clock.elapsed_s();
     return result;
   }
-  std::vector<std::unique_ptr<GraphEnv>> envs;
-  for (int32_t k = 0; k < options.rollouts; ++k) {
-    envs.push_back(prototype.clone());
-    envs.back()->reset(options.seed + static_cast<uint64_t>(k));
-  }
   std::mt19937_64 rng(options.seed);
   EpisodeRecord best_record;  // the actions that reached the cheapest graph so far
-  while (true) {
+  // Steps every live env of `envs` once, greedily or sampled, in one batch.
+  auto step_all = [&](const std::vector<std::unique_ptr<GraphEnv>>& envs, bool greedy) {
     std::vector<GraphEnv*> live;
-    for (auto& env : envs)
-      if (!env->done()) live.push_back(env.get());
-    if (live.empty()) break;
-    // The greedy rollout and the sampled ones differ in how actions are
-    // drawn, so they take one forward pass each.
-    std::vector<const Observation*> greedy_obs, sampled_obs;
-    std::vector<GraphEnv*> greedy_envs, sampled_envs;
-    for (GraphEnv* env : live) {
-      const bool greedy = env == envs[0].get();
-      (greedy ? greedy_obs : sampled_obs).push_back(&env->observation());
-      (greedy ? greedy_envs : sampled_envs).push_back(env);
-    }
-    std::vector<PolicyStep> steps;
-    std::vector<GraphEnv*> order;
-    if (!greedy_obs.empty()) {
-      for (const PolicyStep& s : policy.act(greedy_obs, rng, /*greedy=*/true)) steps.push_back(s);
-      order.insert(order.end(), greedy_envs.begin(), greedy_envs.end());
-    }
-    if (!sampled_obs.empty()) {
-      for (const PolicyStep& s : policy.act(sampled_obs, rng)) steps.push_back(s);
-      order.insert(order.end(), sampled_envs.begin(), sampled_envs.end());
-    }
-    for (size_t i = 0; i < order.size(); ++i) {
-      order[i]->step(steps[i].action);
+    std::vector<const Observation*> observations;
+    for (const auto& env : envs)
+      if (!env->done()) {
+        live.push_back(env.get());
+        observations.push_back(&env->observation());
+      }
+    if (live.empty()) return false;
+    const std::vector<PolicyStep> steps = policy.act(observations, rng, greedy);
+    for (size_t i = 0; i < live.size(); ++i) {
+      live[i]->step(steps[i].action);
       ++result.explored;
-      if (order[i]->cost_ms() < result.best_cost_ms) {
-        result.best_cost_ms = order[i]->cost_ms();
-        best_record = order[i]->record();
+      if (live[i]->cost_ms() < result.best_cost_ms) {
+        result.best_cost_ms = live[i]->cost_ms();
+        best_record = live[i]->record();
       }
     }
+    return true;
+  };
+  // The greedy rollout runs to its end first: it is usually the best, and
+  // it is what a time budget always leaves room for.
+  std::vector<std::unique_ptr<GraphEnv>> greedy;
+  greedy.push_back(prototype.clone());
+  while (step_all(greedy, /*greedy=*/true)) {
+  }
+  // Then the sampled ones, batched, while the budget lasts.
+  std::vector<std::unique_ptr<GraphEnv>> sampled;
+  for (int32_t k = 1; k < options.rollouts; ++k) {
+    sampled.push_back(prototype.clone());
+    sampled.back()->reset(options.seed + static_cast<uint64_t>(k));
+  }
+  while (!(options.time_budget_s > 0 && clock.elapsed_s() >= options.time_budget_s) &&
+         step_all(sampled, /*greedy=*/false)) {
   }
   if (!best_record.actions.empty()) {
     // Replaying the best prefix gives its graph and the rules on the way.

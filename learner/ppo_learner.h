@@ -21,7 +21,7 @@ namespace graphworld {
 
 struct PpoOptions {
   double learning_rate = 3e-4;
-  int32_t epochs = 4;
+  int32_t epochs = 2;
   int32_t minibatch_size = 64;
   double gamma = 0.99;
   double gae_lambda = 0.95;

@@ -3,7 +3,8 @@
 // a Rollout of T steps per environment.
 //
 // It is what an actor process runs (the distributed system puts it behind a
-// socket), and what the single-process trainer calls between updates. Each
+// socket), and what the single-process trainer runs on a second thread
+// while it updates (or between updates, without overlap). Each
 // reset picks a training graph uniformly and a fresh episode seed from the
 // collector's own random stream, so a run is a function of its seed.
 //
@@ -34,7 +35,7 @@ struct TrainingGraph {
 
 struct RolloutCollectorOptions {
   int32_t num_envs = 8;
-  int32_t steps_per_env = 64;  // T: each rollout holds num_envs * T steps
+  int32_t steps_per_env = 32;  // T: each rollout holds num_envs * T steps
   GraphEnvOptions env;
   uint64_t seed = 0;
 };
@@ -73,8 +74,9 @@ class RolloutCollector {
   ~RolloutCollector();
 
   // T steps in every environment, acting with `policy` (sampled actions).
-  // Returns nothing, and leaves the collector as it was before the call,
-  // when `should_stop` turns true part way (it is polled once per step).
+  // Returns nothing when `should_stop` turns true part way (it is polled
+  // once per step), and puts the environments and the random stream back as
+  // they were before the call; a better graph met on the way stays in best().
   std::optional<Rollout> collect(PolicyNetwork& policy, int64_t policy_version,
                                  const std::function<bool()>& should_stop = {});
 

@@ -14,6 +14,7 @@
 #include "common/stopwatch.h"
 #include "env/onnx/onnx_export.h"
 #include "learner/compute_threads.h"
+#include "learner/policy_file.h"
 #include "learner/torch_bytes.h"
 
 namespace graphworld {
@@ -24,11 +25,12 @@ namespace {
 constexpr const char* kCheckpointKind = "checkpoint";
 constexpr const char* kCheckpointPrefix = "ckpt";
 
-// Settings a resumed run may change: they decide how long and how it runs,
-// not what it learns.
+// Settings a resumed run may change: they decide how long it runs and how
+// often it saves, not what it learns. (Not train.threads: a different thread
+// count may split reductions differently and round differently.)
 const std::vector<std::string>& resumable_keys() {
   static const std::vector<std::string> keys = {"train.total_env_steps", "train.checkpoint_every",
-                                                "train.keep_checkpoints", "train.threads"};
+                                                "train.keep_checkpoints"};
   return keys;
 }
 
@@ -55,10 +57,14 @@ void truncate_metrics(const std::string& path, int64_t update) {
   std::ifstream in(path);
   if (!in) return;
   std::string kept, line;
+  const std::string prefix = "{\"update\":";
   while (std::getline(in, line)) {
-    const size_t colon = line.find(':');
-    if (line.rfind("{\"update\":", 0) != 0 || colon == std::string::npos) continue;
-    if (std::stoll(line.substr(colon + 1)) <= update) kept += line + "\n";
+    // A row cut short by a crash (no closing brace) is dropped with the rest.
+    if (line.rfind(prefix, 0) != 0 || line.back() != '}') continue;
+    char* end = nullptr;
+    const long long row = std::strtoll(line.c_str() + prefix.size(), &end, 10);
+    if (end == line.c_str() + prefix.size() || row > update) continue;
+    kept += line + "\n";
   }
   write_file_atomically(path, kept);
 }
@@ -68,7 +74,9 @@ void truncate_metrics(const std::string& path, int64_t update) {
 std::string newest_checkpoint(const std::string& run_dir) {
   const std::vector<std::string> found = list_numbered_files(run_dir + "/checkpoints", kCheckpointPrefix);
   if (found.empty())
-    throw UsageError(run_dir + ": no checkpoint in " + run_dir + "/checkpoints; is this a training run folder?");
+    throw UsageError(run_dir + ": no checkpoint in " + run_dir +
+                     "/checkpoints; it is not a training run folder, or its run stopped before writing one (delete "
+                     "it or train into a new folder)");
   return found.back();
 }
 
@@ -86,6 +94,8 @@ CheckpointContents read_checkpoint(const std::string& path) {
   c.wall_s = static_cast<double>(counters[2].item<int64_t>()) / 1e6;
   c.collector_state = read_bytes(archive, "collector", path);
   c.actor_parameters = read_bytes(archive, "actor", path);
+  c.rule_library_hash = read_bytes(archive, "rule_library_hash", path);
+  c.num_xfers = static_cast<int32_t>(read_tensor(archive, "num_xfers", path).item<int64_t>());
   torch::serialize::InputArchive learner;
   archive_from_bytes(learner, c.learner_state, path + " (learner state)");
   c.updates = read_tensor(learner, "version", path).item<int64_t>();
@@ -93,28 +103,35 @@ CheckpointContents read_checkpoint(const std::string& path) {
 }
 
 Trainer::Trainer(const Config& config, std::vector<TrainingGraph> graphs, const RuleMatcher& matcher, CostModel& cost,
-                 const std::string& run_dir, bool resume)
+                 const std::string& run_dir, bool resume, const std::string& checkpoint)
     : config_(config), options_(training_options_from(config)), run_dir_(run_dir) {
   options_.network.num_xfers = static_cast<int32_t>(matcher.num_rules());
-  std::string checkpoint;
-  if (resume) {
-    checkpoint = newest_checkpoint(run_dir_);
-  } else {
-    std::error_code ec;
-    if (fs::exists(run_dir_) && !fs::is_empty(run_dir_, ec))
-      throw UsageError(run_dir_ + " already holds files; continue that run with --resume " + run_dir_ +
-                       ", or choose a new folder");
-    fs::create_directories(run_dir_ + "/checkpoints", ec);
-    if (ec) throw Error(run_dir_ + ": cannot create the run folder (" + ec.message() + ")");
-    write_file_atomically(run_dir_ + "/config.yaml", config_.to_yaml());
-  }
+  RuleLibrary library;
+  library.rules = matcher.rules();
+  rule_library_hash_ = rule_library_hash(library);
+  std::error_code ec;
+  if (!resume && fs::exists(run_dir_) && !fs::is_empty(run_dir_, ec))
+    throw UsageError(run_dir_ + " already holds files; continue that run with --resume " + run_dir_ +
+                     ", or choose a new folder");
+  const std::string resume_from = resume ? (checkpoint.empty() ? newest_checkpoint(run_dir_) : checkpoint) : "";
+  // Everything that can refuse the run is built before the folder exists,
+  // so a refused start leaves nothing behind to get in the way of a retry.
   learner_ = std::make_unique<PpoLearner>(options_.network, options_.ppo);
   collector_ = std::make_unique<RolloutCollector>(std::move(graphs), matcher, cost, options_.collector);
   actor_ = std::make_unique<PolicyNetwork>(options_.network);
   actor_->copy_parameters_from(learner_->policy());
   pending_start_ = collector_->state();
   for (const BestGraph& b : collector_->best()) written_best_ms_.push_back(b.cost_ms);
-  if (resume) load_checkpoint(checkpoint);
+  if (resume) {
+    load_checkpoint(resume_from);
+  } else {
+    fs::create_directories(run_dir_ + "/checkpoints", ec);
+    if (ec) throw Error(run_dir_ + ": cannot create the run folder (" + ec.message() + ")");
+    write_checkpoint();  // ckpt-0: a run killed before its first update can be resumed
+  }
+  // The resolved config, with any lengthened train.total_env_steps, so that
+  // a later plain --resume continues with what this one asked for.
+  write_file_atomically(run_dir_ + "/config.yaml", config_.to_yaml());
 }
 
 Trainer::~Trainer() = default;
@@ -124,6 +141,8 @@ std::string Trainer::write_checkpoint() {
   archive.write("learner", bytes_to_tensor(learner_->save_state()));
   archive.write("collector", bytes_to_tensor(serialize_collector_state(pending_start_)));
   archive.write("actor", bytes_to_tensor(actor_->save_parameters()));
+  archive.write("rule_library_hash", bytes_to_tensor(rule_library_hash_));
+  archive.write("num_xfers", torch::tensor({int64_t{options_.network.num_xfers}}, torch::kInt64));
   archive.write("config", bytes_to_tensor(config_.to_yaml()));
   archive.write("counters", torch::tensor({env_steps_, episodes_, static_cast<int64_t>(std::llround(wall_s_ * 1e6))},
                                           torch::kInt64));
@@ -136,13 +155,23 @@ std::string Trainer::write_checkpoint() {
 
 void Trainer::load_checkpoint(const std::string& path) {
   const CheckpointContents saved = read_checkpoint(path);
+  if (saved.rule_library_hash != rule_library_hash_ || saved.num_xfers != options_.network.num_xfers)
+    throw UsageError(path + ": the run was trained with another rule library (hash " + saved.rule_library_hash + ", " +
+                     std::to_string(saved.num_xfers) + " rules) than this one (hash " + rule_library_hash_ + ", " +
+                     std::to_string(options_.network.num_xfers) + " rules); resume with the library it started with "
+                     "(env.rules)");
   const std::string difference = changed_setting(saved.config, config_);
   if (!difference.empty())
     throw ConfigError(path + ": resuming must keep the run's settings (only train.total_env_steps, "
                       "train.checkpoint_every, train.keep_checkpoints and train.threads may change): " + difference);
   learner_->restore_state(saved.learner_state, path);
   pending_start_ = parse_collector_state(saved.collector_state, path);
-  collector_->restore(pending_start_);
+  try {
+    collector_->restore(pending_start_);
+  } catch (const FormatError& e) {
+    throw FormatError(path + ": " + e.what() + "; a training graph changed since the run started: restore it, or "
+                      "start a new run");
+  }
   actor_->load_parameters(saved.actor_parameters, path);
   env_steps_ = saved.env_steps;
   episodes_ = saved.episodes;
@@ -172,7 +201,8 @@ void Trainer::write_best_graphs() {
         .key("best_cost_ms").value(best[g].cost_ms)
         .key("reduction_pct").value(best[g].reduction_pct())
         .key("file");
-    if (best[g].graph) j.value("best/" + file_safe(collector_->graphs()[g].name) + ".onnx");
+    // A best graph restored from a checkpoint has its file from before.
+    if (written_best_ms_[g] < best[g].initial_cost_ms) j.value("best/" + file_safe(collector_->graphs()[g].name) + ".onnx");
     else j.null_value();
     j.end_object();
   }
@@ -289,10 +319,24 @@ TrainingOutcome Trainer::run(const std::function<bool()>& should_stop,
     else pending_start_ = collector_->state();
     if (!options_.overlap) actor_->copy_parameters_from(learner_->policy());
     const bool stop_now = should_stop && should_stop();
+    const double elapsed = clock.elapsed_s();
+    wall_s_ += elapsed;
+    report.wall_s = wall_s_;
+    report.env_steps_per_s = static_cast<double>(report.stats.samples) / elapsed;
+    // The row goes out before the checkpoint: a resume drops rows after its
+    // checkpoint, so a crash between the two loses nothing.
+    append_metrics(report);
     if (learner_->version() % options_.checkpoint_every == 0 || stop_now ||
         env_steps_ >= options_.total_env_steps || (options_.overlap && !next && env_steps_ < options_.total_env_steps)) {
       outcome.last_checkpoint = write_checkpoint();
       checkpointed_version = learner_->version();
+    }
+    if (on_update) on_update(report);
+    if (stop_now && next) {
+      // Stopping with the next rollout in hand: it is dropped, and the
+      // collector goes back to where it started, as the checkpoint says.
+      collector_->restore(pending_start_);
+      next.reset();
     }
     pending = std::move(next);
     if (options_.overlap && pending) {
@@ -302,12 +346,6 @@ TrainingOutcome Trainer::run(const std::function<bool()>& should_stop,
       actor_->copy_parameters_from(learner_->policy());
       pending_start_ = collector_->state();
     }
-    const double elapsed = clock.elapsed_s();
-    wall_s_ += elapsed;
-    report.wall_s = wall_s_;
-    report.env_steps_per_s = static_cast<double>(report.stats.samples) / elapsed;
-    append_metrics(report);
-    if (on_update) on_update(report);
     if (stop_now || (options_.overlap && !pending && env_steps_ < options_.total_env_steps)) {
       outcome.stopped_early = true;
       break;

@@ -1,13 +1,14 @@
-// Training in one process: a RolloutCollector acting with the learner's own
-// policy, and a PpoLearner updating it on each rollout (no policy lag).
-// The distributed system splits the same two halves across processes.
+// Training in one process: a RolloutCollector acting with a copy of the
+// policy, and a PpoLearner updating it on each rollout. The distributed
+// system splits the same two halves across processes.
 //
 // A run lives in a folder:
 //   config.yaml               the resolved config (every key)
 //   checkpoints/ckpt-N.ckpt   after update N: parameters, Adam state,
 //                             counters, random streams, the environments'
-//                             episodes so far, and the config; the newest
-//                             few are kept
+//                             episodes so far, the config and the rule
+//                             library's hash; ckpt-0 when the run starts,
+//                             then the newest few are kept
 //   metrics.jsonl             one JSON object per update
 //   best/GRAPH.onnx           the cheapest graph found per training graph,
 //   best/summary.json         and their costs
@@ -63,14 +64,15 @@ struct TrainingOutcome {
 
 class Trainer {
  public:
-  // A new run in `run_dir` (absent or empty), or with `resume` the newest
-  // checkpoint in it. The matcher and cost model must outlive the trainer.
-  // Throws UsageError for a run folder in the wrong state, ConfigError when
-  // a resume changes a setting the run depends on, FormatError for a damaged
-  // checkpoint (the next older one is not tried silently: the error says
-  // which file failed and how to go back to an older one).
+  // A new run in `run_dir` (absent or empty), or with `resume` a checkpoint
+  // in it (`checkpoint`, or else the newest). The matcher and cost model
+  // must outlive the trainer. Throws UsageError for a run folder in the
+  // wrong state or a run made with another rule library, ConfigError when a
+  // resume changes a setting the run depends on, FormatError for a damaged
+  // checkpoint (an older one is not tried silently: the error names the
+  // file, and --checkpoint picks another).
   Trainer(const Config& config, std::vector<TrainingGraph> graphs, const RuleMatcher& matcher, CostModel& cost,
-          const std::string& run_dir, bool resume);
+          const std::string& run_dir, bool resume, const std::string& checkpoint = "");
   ~Trainer();
 
   // Trains until train.total_env_steps real steps or should_stop() (which
@@ -96,6 +98,7 @@ class Trainer {
 
   Config config_;
   TrainingOptions options_;
+  std::string rule_library_hash_;
   std::string run_dir_;
   std::unique_ptr<PpoLearner> learner_;
   std::unique_ptr<RolloutCollector> collector_;
@@ -119,6 +122,8 @@ struct CheckpointContents {
   std::string learner_state;    // PpoLearner::save_state()
   std::string collector_state;  // serialize_collector_state(), where the next rollout starts
   std::string actor_parameters;  // what the next rollout is collected with
+  std::string rule_library_hash;  // of the library the run chooses among
+  int32_t num_xfers = 0;
   int64_t updates = 0, env_steps = 0, episodes = 0;
   double wall_s = 0;
 };

@@ -86,7 +86,7 @@ TEST(Trainer, LearnsToReachTasoOnSqueezeNet) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/metrics.jsonl"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/best/squeezenet1.1.onnx"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/best/summary.json"));
-  EXPECT_EQ(list_numbered_files(dir + "/checkpoints", "ckpt").size(), 1u) << "the final checkpoint";
+  EXPECT_EQ(newest_checkpoint(dir), dir + "/checkpoints/ckpt-16.ckpt") << "the final checkpoint";
 }
 
 std::string parameters_after(Trainer& trainer) { return trainer.learner().policy().save_parameters(); }
@@ -191,6 +191,29 @@ TEST(Trainer, RefusesDamagedCheckpointsAndChangedSettings) {
   }
   EXPECT_NO_THROW(Trainer(testing::small_training_config({"train.total_env_steps=128"}),
                           testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost, dir, true));
+  // Another rule library (one rule fewer: every xfer index would shift).
+  {
+    std::vector<Rule> fewer = default_rule_library().rules;
+    fewer.pop_back();
+    const RuleMatcher other(fewer);
+    try {
+      Trainer(testing::small_training_config({}), testing::zoo_graphs({"squeezenet1.1"}), other, *cost, dir, true);
+      ADD_FAILURE() << "resumed with another rule library";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("another rule library"), std::string::npos) << e.what();
+    }
+  }
+  // A refused start (a graph with nothing to learn) leaves no folder behind.
+  {
+    const std::string refused = testing::fresh_dir("refused-start");
+    Graph identity;
+    const OpId x = identity.add_input("x", TensorInfo{DType::Float32, {1, 4}});
+    identity.add_output({x, 0}, "y");
+    EXPECT_THROW(Trainer(testing::small_training_config({}), {{"identity", identity}}, default_matcher(), *cost,
+                         refused, false),
+                 UsageError);
+    EXPECT_FALSE(std::filesystem::exists(refused));
+  }
   // A flipped byte and a truncation are both refused, naming the file.
   const std::string checkpoint = newest_checkpoint(dir);
   std::string bytes;
