@@ -1,6 +1,7 @@
 #include "learner/policy_rollouts.h"
 
 #include <memory>
+#include <optional>
 #include <random>
 
 #include "common/error.h"
@@ -32,6 +33,7 @@ SearchResult optimize_with_policy(const Graph& graph, const RuleMatcher& matcher
   }
   std::mt19937_64 rng(options.seed);
   EpisodeRecord best_record;  // the actions that reached the cheapest graph so far
+  std::optional<Graph> best_graph;  // kept, not replayed: the budget then covers everything
   // Steps every live env of `envs` once, greedily or sampled, in one batch.
   auto step_all = [&](const std::vector<std::unique_ptr<GraphEnv>>& envs, bool greedy) {
     std::vector<GraphEnv*> live;
@@ -49,6 +51,7 @@ SearchResult optimize_with_policy(const Graph& graph, const RuleMatcher& matcher
       if (live[i]->cost_ms() < result.best_cost_ms) {
         result.best_cost_ms = live[i]->cost_ms();
         best_record = live[i]->record();
+        best_graph = live[i]->graph();
       }
     }
     return true;
@@ -65,16 +68,19 @@ SearchResult optimize_with_policy(const Graph& graph, const RuleMatcher& matcher
     sampled.push_back(prototype.clone());
     sampled.back()->reset(options.seed + static_cast<uint64_t>(k));
   }
-  while (!(options.time_budget_s > 0 && clock.elapsed_s() >= options.time_budget_s) &&
-         step_all(sampled, /*greedy=*/false)) {
+  // A step is not started unless the last one's duration still fits.
+  double last_step_s = 0;
+  while (true) {
+    const double now = clock.elapsed_s();
+    if (options.time_budget_s > 0 && now + last_step_s >= options.time_budget_s) break;
+    if (!step_all(sampled, /*greedy=*/false)) break;
+    last_step_s = clock.elapsed_s() - now;
   }
-  if (!best_record.actions.empty()) {
-    // Replaying the best prefix gives its graph and the rules on the way.
-    std::unique_ptr<GraphEnv> replay = prototype.clone();
-    replay->replay(best_record);
-    result.graph = replay->graph().pruned();
+  if (best_graph) {
+    result.graph = best_graph->pruned();
     for (const auto& a : best_record.actions)
-      if (a.xfer < static_cast<int32_t>(matcher.num_rules())) result.applied.push_back(matcher.rules()[static_cast<size_t>(a.xfer)].name);
+      if (a.xfer < static_cast<int32_t>(matcher.num_rules()))
+        result.applied.push_back(matcher.rules()[static_cast<size_t>(a.xfer)].name);
   }
   result.generated = result.explored;
   result.search_s = clock.elapsed_s();
