@@ -32,24 +32,15 @@ class OnnxGraphBuilder {
     node->set_name(name);
     for (const std::string& input : inputs) node->add_input(input);
     node->add_output(name);
-    for (const auto& [key, value] : int_attrs) {
+    auto attribute = [&](const std::string& key, onnx::AttributeProto::AttributeType type) {
       onnx::AttributeProto* a = node->add_attribute();
       a->set_name(key);
-      a->set_type(onnx::AttributeProto::INT);
-      a->set_i(value);
-    }
-    for (const auto& [key, value] : float_attrs) {
-      onnx::AttributeProto* a = node->add_attribute();
-      a->set_name(key);
-      a->set_type(onnx::AttributeProto::FLOAT);
-      a->set_f(value);
-    }
-    for (const auto& [key, value] : string_attrs) {
-      onnx::AttributeProto* a = node->add_attribute();
-      a->set_name(key);
-      a->set_type(onnx::AttributeProto::STRING);
-      a->set_s(value);
-    }
+      a->set_type(type);
+      return a;
+    };
+    for (const auto& [key, value] : int_attrs) attribute(key, onnx::AttributeProto::INT)->set_i(value);
+    for (const auto& [key, value] : float_attrs) attribute(key, onnx::AttributeProto::FLOAT)->set_f(value);
+    for (const auto& [key, value] : string_attrs) attribute(key, onnx::AttributeProto::STRING)->set_s(value);
     return name;
   }
 
