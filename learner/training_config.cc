@@ -16,7 +16,7 @@ const ConfigSchema& training_config_schema() {
     s.add_int("train.keep_checkpoints", 3, 1, 1000, "how many of the newest checkpoints to keep");
     s.add_int("env.num_envs", 8, 1, 4096, "environments stepped together (one batched forward pass per step)");
     s.add_int("env.steps_per_env", 32, 1, 100000, "steps per environment per rollout; a rollout feeds one update");
-    s.add_int("env.max_steps", 50, 1, 100000, "episode length limit (an episode also ends on NO-OP or no match)");
+    s.add_int("env.max_steps", 200, 1, 100000, "episode length limit (an episode also ends on NO-OP or no match)");
     s.add_int("env.max_locations", 200, 1, 100000, "candidate locations per xfer the agent sees");
     s.add_string("env.reward", "incremental", "reward: incremental (cost saved each step) or final (at the end)",
                  {"incremental", "final"});
