@@ -26,6 +26,13 @@ struct RolloutStep {
   float value = 0;
   float reward = 0;
   bool done = false;  // the episode ended with this step
+  // Where the step happened, so a store can rebuild the observation by
+  // replaying the episode: the training graph, the episode's seed, and the
+  // steps taken in it before this one. cost_ms is the cost after the step.
+  int32_t graph_index = 0;
+  uint64_t episode_seed = 0;
+  int32_t episode_step = 0;
+  double cost_ms = 0;
 };
 
 // One environment's segment of consecutive steps; episodes may end inside.

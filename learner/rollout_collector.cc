@@ -74,9 +74,13 @@ std::optional<Rollout> RolloutCollector::collect(PolicyNetwork& policy, int64_t 
       step.action = acted[i].action;
       step.log_prob = acted[i].log_prob;
       step.value = acted[i].value;
+      step.graph_index = slot.graph_index;
+      step.episode_seed = slot.env->record().seed;
+      step.episode_step = slot.env->steps();
       const StepResult result = slot.env->step(acted[i].action);  // invalidates observations[i]
       step.reward = static_cast<float>(result.reward);
       step.done = result.done;
+      step.cost_ms = result.info.cost_ms;
       note_cost(slot);
       if (result.done) {
         EpisodeSummary episode;

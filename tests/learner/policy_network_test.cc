@@ -12,23 +12,14 @@
 #include "env/zoo/zoo.h"
 #include "learner/policy_module.h"
 #include "learner/policy_network.h"
+#include "tests/learner/training_fixture.h"
 
 namespace graphworld {
 namespace {
 
-const RuleMatcher& matcher() {
-  static const RuleMatcher m(default_rule_library().rules);
-  return m;
-}
+const RuleMatcher& matcher() { return testing::default_matcher(); }
 
-PolicyNetwork make_network(uint64_t seed = 3) {
-  PolicyNetworkConfig config;
-  config.num_xfers = static_cast<int32_t>(matcher().num_rules());
-  config.hidden = 16;
-  config.message_rounds = 2;
-  config.seed = seed;
-  return PolicyNetwork(config);
-}
+PolicyNetwork make_network(uint64_t seed = 3) { return testing::small_network(seed); }
 
 struct TwoGraphs {
   AnalyticCostModel cost;

@@ -11,15 +11,7 @@ namespace graphworld {
 namespace {
 
 using testing::default_matcher;
-
-PolicyNetwork small_network(uint64_t seed = 5) {
-  PolicyNetworkConfig config;
-  config.num_xfers = static_cast<int32_t>(default_matcher().num_rules());
-  config.hidden = 16;
-  config.message_rounds = 2;
-  config.seed = seed;
-  return PolicyNetwork(config);
-}
+using testing::small_network;
 
 RolloutCollectorOptions small_options(uint64_t seed = 11) {
   RolloutCollectorOptions o;
@@ -45,7 +37,7 @@ TEST(CompactObservation, KeepsTheTakenXfersLocationsAndScoresTheSame) {
   auto cost = testing::gpu_like_cost();
   GraphEnv env(build_zoo_model("squeezenet1.1", {}), default_matcher(), *cost);
   const Observation& full = env.reset(3);
-  PolicyNetwork net = small_network();
+  PolicyNetwork net = small_network(5);
   std::mt19937_64 rng(1);
   const Action action = net.act({&full}, rng)[0].action;
   ASSERT_LT(action.xfer, full.num_xfers) << "the sampled action should be a rewrite for this test";
@@ -65,7 +57,7 @@ TEST(CompactObservation, KeepsTheTakenXfersLocationsAndScoresTheSame) {
 
 TEST(RolloutCollector, RolloutsAreAFunctionOfTheSeed) {
   auto cost = testing::gpu_like_cost();
-  PolicyNetwork net = small_network();
+  PolicyNetwork net = small_network(5);
   RolloutCollector a(testing::zoo_graphs({"squeezenet1.1", "nasrnn"}), default_matcher(), *cost, small_options(11));
   RolloutCollector b(testing::zoo_graphs({"squeezenet1.1", "nasrnn"}), default_matcher(), *cost, small_options(11));
   RolloutCollector c(testing::zoo_graphs({"squeezenet1.1", "nasrnn"}), default_matcher(), *cost, small_options(12));
@@ -83,7 +75,7 @@ TEST(RolloutCollector, RolloutsAreAFunctionOfTheSeed) {
 
 TEST(RolloutCollector, AStoppedCollectionLeavesNoTrace) {
   auto cost = testing::gpu_like_cost();
-  PolicyNetwork net = small_network();
+  PolicyNetwork net = small_network(5);
   RolloutCollector plain(testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost, small_options());
   RolloutCollector stopped(testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost, small_options());
   int polls = 0;
@@ -99,7 +91,7 @@ TEST(RolloutCollector, AStoppedCollectionLeavesNoTrace) {
 
 TEST(RolloutCollector, StateSurvivesTextAndReplay) {
   auto cost = testing::gpu_like_cost();
-  PolicyNetwork net = small_network();
+  PolicyNetwork net = small_network(5);
   RolloutCollector a(testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost, small_options());
   a.collect(net, 0);  // environments now stand mid-episode
   const std::string text = serialize_collector_state(a.state());

@@ -12,6 +12,7 @@
 #include "env/cost/analytic_cost_model.h"
 #include "env/rules/rule_library.h"
 #include "env/zoo/zoo.h"
+#include "learner/policy_network.h"
 #include "learner/rollout_collector.h"
 #include "learner/training_config.h"
 #include "tests/support/test_env.h"
@@ -21,6 +22,16 @@ namespace graphworld::testing {
 inline const RuleMatcher& default_matcher() {
   static const RuleMatcher matcher(default_rule_library().rules);
   return matcher;
+}
+
+// A small policy network for the built-in rules (hidden 16, 2 rounds).
+inline PolicyNetwork small_network(uint64_t seed) {
+  PolicyNetworkConfig config;
+  config.num_xfers = static_cast<int32_t>(default_matcher().num_rules());
+  config.hidden = 16;
+  config.message_rounds = 2;
+  config.seed = seed;
+  return PolicyNetwork(config);
 }
 
 inline std::string gpu_rates_path() { return source_dir() + "/configs/gpu_rates.yaml"; }
