@@ -12,6 +12,7 @@ int run_bench_cost(const CliArgs& args);      // cmd_bench_cost.cc
 int run_bench_fidelity(const CliArgs& args);  // cmd_bench_fidelity.cc
 int run_bench_rules(const CliArgs& args);     // cmd_bench_rules.cc
 int run_bench_policy(const CliArgs& args);    // cmd_bench_policy.cc
+int run_bench_wire(const CliArgs& args);      // cmd_bench_wire.cc
 
 double peak_rss_mib();
 std::vector<std::string> split_comma_list(const std::string& text);

@@ -25,7 +25,9 @@ int run_bench(const CliArgs& args) {
   if (what == "fidelity") return run_bench_fidelity(args);
   if (what == "rules") return run_bench_rules(args);
   if (what == "policy") return run_bench_policy(args);
-  if (what != "io") throw UsageError("unknown benchmark '" + what + "'; available: io, cost, fidelity, rules, policy");
+  if (what == "wire") return run_bench_wire(args);
+  if (what != "io")
+    throw UsageError("unknown benchmark '" + what + "'; available: io, cost, fidelity, rules, policy, wire");
   return run_bench_io(args);
 }
 
@@ -81,8 +83,9 @@ int run_bench_io(const CliArgs& args) {
 
 Subcommand bench_command() {
   return {{"bench",
-           "io MODEL.onnx | cost [MODEL] | fidelity | rules [MODELS]",
-           "Benchmarks that print numbers: ONNX I/O, cost-model speed and fidelity, rule matching.",
+           "io MODEL.onnx | cost [MODEL] | fidelity | rules [MODELS] | policy [MODELS] | wire [MODEL]",
+           "Benchmarks that print numbers: ONNX I/O, cost-model speed and fidelity, rule matching, the policy\n"
+           "network, trajectory messages and the rollout store.",
            "io MODEL.onnx  import and export time of a model file (reading, parsing, folding, validation;\n"
            "               serialisation, writing). JSON keys: model, size_mb, import_median_ms,\n"
            "               export_median_ms, repeats, peak_rss_mib.\n"
@@ -95,7 +98,12 @@ Subcommand bench_command() {
            "rules [MODELS] (default resnet50,bert) all matches of all default rules from scratch, and the\n"
            "               incremental re-match after each of --steps random rewrites. JSON keys: rules, models\n"
            "               [{model, ops, matches, scratch_median_ms, scratch_p90_ms, incremental_mean_ms,\n"
-           "               incremental_max_ms, rewrites}], peak_rss_mib.",
+           "               incremental_max_ms, rewrites}], peak_rss_mib.\n"
+           "policy [MODELS] (default resnet50,bert) policy-network parameters, inference and PPO samples/s.\n"
+           "wire [MODEL]   (default resnet50) trajectory-message bytes per step, encode and decode-with-validation\n"
+           "               steps/s, and the HDF5 rollout store's bytes per step and write steps/s. JSON keys:\n"
+           "               model, nodes, message_bytes_per_step, encode_steps_per_s, decode_steps_per_s,\n"
+           "               store_bytes_per_step, store_write_steps_per_s, peak_rss_mib.",
            {{"--repeats", "", "N", "io, rules: timed repetitions after one warm-up (default 5; rules 10)"},
             {"--steps", "", "N", "rules: random rewrites timed incrementally (default 50)"},
             {"--output", "-o", "FILE", "io: keep the exported model here (default: a temp file, removed)"},
@@ -107,6 +115,8 @@ Subcommand bench_command() {
             {"--onnx-dir", "", "DIR", "fidelity: also every .onnx file in DIR (e.g. torchvision exports)"},
             {"--models", "", "LIST", "fidelity: comma-separated zoo models (default: all)"},
             {"--batches", "", "LIST", "fidelity: batch sizes for the zoo models (default 1,2)"},
+            {"--seconds", "", "S", "wire: time spent on each of encode and decode (default 3)"},
+            {"--store-steps", "", "N", "wire: steps written to the store (default 2000000)"},
             {"--json", "", "", "print one JSON object"}}},
           run_bench};
 }

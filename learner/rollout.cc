@@ -29,4 +29,28 @@ int64_t Rollout::env_steps() const {
   return n;
 }
 
+std::vector<StoredStep> to_stored_steps(const Rollout& rollout, uint32_t actor_id) {
+  std::vector<StoredStep> out;
+  out.reserve(static_cast<size_t>(rollout.env_steps()));
+  for (size_t slot = 0; slot < rollout.segments.size(); ++slot)
+    for (const RolloutStep& step : rollout.segments[slot].steps) {
+      StoredStep s;
+      s.actor_id = actor_id;
+      s.env_slot = static_cast<int32_t>(slot);
+      s.policy_version = rollout.policy_version;
+      s.graph_index = step.graph_index;
+      s.episode_seed = step.episode_seed;
+      s.episode_step = step.episode_step;
+      s.xfer = step.action.xfer;
+      s.location = step.action.location;
+      s.reward = step.reward;
+      s.done = step.done ? 1 : 0;
+      s.cost_ms = step.cost_ms;
+      s.log_prob = step.log_prob;
+      s.value = step.value;
+      out.push_back(s);
+    }
+  return out;
+}
+
 }  // namespace graphworld

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/rollout_store.h"
 #include "env/gym/graph_env.h"
 
 namespace graphworld {
@@ -55,5 +56,9 @@ struct Rollout {
   int64_t policy_version = 0;            // the learner update the acting parameters came from
   int64_t env_steps() const;
 };
+
+// The rollout's steps as the rollout store keeps them (segment k is the
+// actor's environment slot k), in segment order.
+std::vector<StoredStep> to_stored_steps(const Rollout& rollout, uint32_t actor_id);
 
 }  // namespace graphworld
