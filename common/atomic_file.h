@@ -12,5 +12,7 @@ namespace graphworld {
 void write_file_atomically(const std::string& path, const std::string& bytes);
 // The same with `header` written first (checked files prepend one).
 void write_file_atomically(const std::string& path, const std::string& header, const std::string& bytes);
+// The same for secrets: the file is created with mode 0600 (owner only).
+void write_private_file_atomically(const std::string& path, const std::string& bytes);
 
 }  // namespace graphworld
