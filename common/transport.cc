@@ -160,7 +160,6 @@ struct LearnerTransport::Impl {
   LearnerEndpoints endpoints;
 
   explicit Impl(TransportOptions o) : options(std::move(o)) {
-    context.set(zmq::ctxopt::blocky, false);  // closing never waits beyond each socket's linger
     if (options.curve) zap = std::make_unique<ZapHandler>(context, options.admitted_keys);
     for (zmq::socket_t* s : {&trajectories, &parameters, &control}) {
       set_common_options(*s, options);
@@ -279,7 +278,6 @@ ActorTransport::ActorTransport(const LearnerEndpoints& endpoints, const std::str
   }
   impl_->options = std::move(options);
   const TransportOptions& o = impl_->options;
-  impl_->context.set(zmq::ctxopt::blocky, false);
   for (zmq::socket_t* s : {&impl_->trajectories, &impl_->published, &impl_->control}) set_client_options(*s, o);
   // Queue only to a live connection: while the learner is away, sends wait
   // (and see the stop check) instead of filling a pipe to nowhere.

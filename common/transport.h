@@ -9,6 +9,10 @@
 //                                                       parameter requests
 //                                                       answered at once, stop
 //
+// A message already received but not yet read is dropped when its
+// connection closes (ZeroMQ discards the pipe), so a peer that announces its
+// departure waits for the other side's acknowledgement before closing.
+//
 // Nothing here blocks forever: every receive takes a timeout, a blocked
 // send gives up when its stop check says so, every socket closes with a
 // bounded LINGER, and ZMTP heartbeats drop a peer whose machine vanished.
@@ -44,7 +48,7 @@ std::string endpoints_to_text(const LearnerEndpoints& endpoints);
 LearnerEndpoints endpoints_from_text(const std::string& text, const std::string& what);
 
 struct TransportOptions {
-  int queue_messages = 4;          // high-water mark of each trajectory queue (sender and receiver)
+  int queue_messages = 1;          // high-water mark of each trajectory queue (sender and receiver): policy lag
   int linger_ms = 500;             // the longest a close waits to deliver
   int64_t max_message_bytes = int64_t{512} << 20;  // larger incoming messages are refused by ZeroMQ
   int heartbeat_interval_ms = 1000;  // ZMTP pings on every connection

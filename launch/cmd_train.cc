@@ -5,100 +5,18 @@
 // drops the rollout being collected, writes a final checkpoint and exits 0;
 // a second Ctrl-C aborts at once.
 #include <atomic>
-#include <csignal>
 #include <cstdio>
-#include <ctime>
-#include <filesystem>
-#include <set>
-
-#include <yaml-cpp/yaml.h>
 
 #include "common/error.h"
 #include "common/stopwatch.h"
-#include "env/cost/analytic_cost_model.h"
-#include "env/cost/cost_model_factory.h"
 #include "env/rules/rule_library.h"
-#include "learner/trainer.h"
 #include "launch/commands.h"
-#include "launch/model_source.h"
+#include "launch/stop_signal.h"
+#include "launch/training_setup.h"
+#include "learner/trainer.h"
 
 namespace graphworld {
 namespace {
-namespace fs = std::filesystem;
-
-// Lock-free, so safe to set in a signal handler and to read from the
-// collector's thread.
-std::atomic<bool> stop_requested{false};
-static_assert(std::atomic<bool>::is_always_lock_free);
-
-void on_stop_signal(int signal) {
-  stop_requested = true;
-  // A second signal takes the default action: the process ends at once.
-  std::signal(signal, SIG_DFL);
-}
-
-std::string timestamp() {
-  const std::time_t now = std::time(nullptr);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y%m%d-%H%M%S", std::localtime(&now));
-  return text;
-}
-
-// A file named in a config, as an absolute path: found from the working
-// directory or, failing that, beside the config file. Anything else (a zoo
-// name, "builtin", a missing file for the loader to report) is kept as is.
-std::string resolve_config_file(const std::string& item, const std::string& config_path) {
-  if (item.empty() || fs::path(item).is_absolute()) return item;
-  if (fs::exists(item)) return fs::absolute(item).lexically_normal().string();
-  if (!config_path.empty()) {
-    const fs::path beside = fs::absolute(fs::path(config_path).parent_path() / item).lexically_normal();
-    if (fs::exists(beside)) return beside.string();
-  }
-  return item;
-}
-
-// Rewrites the file-valued keys of a new run's config as absolute paths, so
-// the run folder's config.yaml finds them from anywhere on resume.
-Config with_absolute_paths(Config config, const std::string& config_path) {
-  std::string graphs = "[";
-  for (const std::string& spec : config.get_string_list("train.graphs")) {
-    YAML::Emitter item;
-    item << YAML::DoubleQuoted << resolve_config_file(spec, config_path);
-    graphs += (graphs.size() > 1 ? ", " : "") + std::string(item.c_str());
-  }
-  config.set("train.graphs", graphs + "]", config_path);
-  for (const char* key : {"env.rates", "env.rules"})  // plain strings: set takes the text as the value
-    config.set(key, resolve_config_file(config.get_string(key), config_path), config_path);
-  return config;
-}
-
-// A zoo name is its own name; a file is named by its stem. Names are made
-// unique (they name metrics and the files in best/).
-std::vector<TrainingGraph> load_training_graphs(const std::vector<std::string>& specs) {
-  std::vector<TrainingGraph> graphs;
-  std::set<std::string> taken;
-  for (const std::string& spec : specs) {
-    LoadedModel model;
-    try {
-      model = load_model(spec);
-    } catch (const Error& e) {
-      throw UsageError("train.graphs: " + std::string(e.what()));
-    }
-    const std::string stem = model.from_zoo ? spec : fs::path(spec).stem().string();
-    std::string name = stem;
-    for (int k = 2; !taken.insert(name).second; ++k) name = stem + "-" + std::to_string(k);
-    graphs.push_back({name, std::move(model.graph)});
-  }
-  return graphs;
-}
-
-std::unique_ptr<CostModel> training_cost_model(const TrainingOptions& o) {
-  if (o.cost_model == "analytic" && o.rates == "builtin") return std::make_unique<AnalyticCostModel>();
-  CostModelOptions options;
-  options.kind = o.cost_model;
-  if (o.rates != "builtin") options.rates_path = o.rates;
-  return make_cost_model(options);
-}
 
 void print_update(const UpdateReport& r, const std::string& best_line) {
   std::fprintf(stderr,
@@ -111,32 +29,11 @@ void print_update(const UpdateReport& r, const std::string& best_line) {
 }
 
 int run_train(const CliArgs& args) {
-  const std::optional<std::string> resume = args.value("--resume");
-  std::string config_path;
-  std::vector<std::string> overrides;
-  for (size_t i = 0; i < args.positional_count(); ++i) {
-    const std::string& item = args.positional(i, "");
-    if (item.find('=') != std::string::npos) overrides.push_back(item);
-    else if (config_path.empty() && !resume) config_path = item;
-    else throw UsageError("unexpected argument '" + item + "': give one CONFIG file (or --resume RUN) and key=value overrides");
-  }
-  std::string run_dir;
-  if (resume) {
-    run_dir = *resume;
-    if (args.value("--run")) throw UsageError("--resume RUN continues RUN; --run does not apply");
-    if (!fs::is_regular_file(run_dir + "/config.yaml"))
-      throw UsageError(run_dir + " is not a training run folder (no config.yaml in it)");
-    config_path = run_dir + "/config.yaml";
-  } else if (config_path.empty()) {
-    throw UsageError("'graphworld train' needs a CONFIG file (configs/train.yaml lists every key), or --resume RUN");
-  }
-  Config config = load_config(training_config_schema(), config_path, overrides);
-  if (!resume) config = with_absolute_paths(config, config_path);
-  const TrainingOptions options = training_options_from(config);
-  if (!resume) {
-    const std::string stem = fs::path(config_path).stem().string();
-    run_dir = args.value_or("--run", "runs/" + stem + "-" + timestamp());
-  }
+  const TrainingRun run = prepare_training_run(args);
+  const Config& config = run.config;
+  const TrainingOptions& options = run.options;
+  const std::optional<std::string> resume = run.resume ? std::optional<std::string>(run.run_dir) : std::nullopt;
+  const std::string& run_dir = run.run_dir;
   const bool quiet = args.flag("--quiet");
 
   RuleLibrary library = options.rules.empty() ? default_rule_library() : load_rule_library(options.rules);
@@ -154,15 +51,13 @@ int run_train(const CliArgs& args) {
                  static_cast<long long>(trainer.learner().policy().num_parameters()), cost->name().c_str(),
                  matcher.num_rules());
 
-  stop_requested = false;
-  std::signal(SIGINT, on_stop_signal);
-  std::signal(SIGTERM, on_stop_signal);
+  install_stop_signals();
   // Polled by the learner and by the collector's thread.
   std::atomic<bool> announced{false};
   auto should_stop = [&] {
-    if (stop_requested && !quiet && !announced.exchange(true))
+    if (stop_requested() && !quiet && !announced.exchange(true))
       std::fprintf(stderr, "\nstopping: writing a final checkpoint (Ctrl-C again to abort without one)\n");
-    return stop_requested.load();
+    return stop_requested();
   };
   Stopwatch since_print;
   auto on_update = [&](const UpdateReport& r) {
@@ -173,8 +68,7 @@ int run_train(const CliArgs& args) {
     print_update(r, best);
   };
   const TrainingOutcome outcome = trainer.run(should_stop, on_update);
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
+  restore_default_signals();
 
   std::printf("%s after %lld updates and %lld real env steps\n", outcome.stopped_early ? "stopped" : "finished",
               static_cast<long long>(outcome.updates), static_cast<long long>(outcome.env_steps));

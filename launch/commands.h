@@ -25,6 +25,8 @@ Subcommand rules_command();
 Subcommand optimize_command();
 Subcommand env_bench_command();
 Subcommand train_command();
+Subcommand learner_command();
+Subcommand actor_command();
 Subcommand policy_command();
 
 }  // namespace graphworld

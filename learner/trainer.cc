@@ -22,85 +22,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kCheckpointKind = "checkpoint";
-constexpr const char* kCheckpointPrefix = "ckpt";
-
-// Settings a resumed run may change: they decide how long it runs and how
-// often it saves, not what it learns. (Not train.threads: a different thread
-// count may split reductions differently and round differently.)
-const std::vector<std::string>& resumable_keys() {
-  static const std::vector<std::string> keys = {"train.total_env_steps", "train.checkpoint_every",
-                                                "train.keep_checkpoints"};
-  return keys;
-}
-
-// The first setting, other than the resumable ones, that differs between
-// the run's config and this one ("" when none does).
-std::string changed_setting(const Config& run, const Config& now) {
-  const std::vector<std::string>& resumable = resumable_keys();
-  for (const std::string& key : run.keys()) {
-    if (std::find(resumable.begin(), resumable.end(), key) != resumable.end()) continue;
-    if (run.value_text(key) != now.value_text(key))
-      return "'" + key + "' is " + run.value_text(key) + " in the run, " + now.value_text(key) + " now";
-  }
-  return "";
-}
-
 std::string file_safe(const std::string& name) {
   std::string s;
   for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
   return s;
 }
 
-// Rows of metrics.jsonl after `update` were made by updates a resume redoes.
-void truncate_metrics(const std::string& path, int64_t update) {
-  std::ifstream in(path);
-  if (!in) return;
-  std::string kept, line;
-  const std::string prefix = "{\"update\":";
-  while (std::getline(in, line)) {
-    // A row cut short by a crash (no closing brace) is dropped with the rest.
-    if (line.rfind(prefix, 0) != 0 || line.back() != '}') continue;
-    char* end = nullptr;
-    const long long row = std::strtoll(line.c_str() + prefix.size(), &end, 10);
-    if (end == line.c_str() + prefix.size() || row > update) continue;
-    kept += line + "\n";
-  }
-  write_file_atomically(path, kept);
-}
-
 }  // namespace
-
-std::string newest_checkpoint(const std::string& run_dir) {
-  const std::vector<std::string> found = list_numbered_files(run_dir + "/checkpoints", kCheckpointPrefix);
-  if (found.empty())
-    throw UsageError(run_dir + ": no checkpoint in " + run_dir +
-                     "/checkpoints; it is not a training run folder, or its run stopped before writing one (delete "
-                     "it or train into a new folder)");
-  return found.back();
-}
-
-CheckpointContents read_checkpoint(const std::string& path) {
-  const std::string payload = read_checked_file(path, kCheckpointKind);
-  torch::serialize::InputArchive archive;
-  archive_from_bytes(archive, payload, path);
-  CheckpointContents c;
-  c.config = parse_config_text(training_config_schema(), read_bytes(archive, "config", path), path + " (its config)");
-  c.learner_state = read_bytes(archive, "learner", path);
-  const torch::Tensor counters = read_tensor(archive, "counters", path);
-  if (counters.numel() != 3) throw FormatError(path + ": 'counters' has " + std::to_string(counters.numel()) + " entries, not 3");
-  c.env_steps = counters[0].item<int64_t>();
-  c.episodes = counters[1].item<int64_t>();
-  c.wall_s = static_cast<double>(counters[2].item<int64_t>()) / 1e6;
-  c.collector_state = read_bytes(archive, "collector", path);
-  c.actor_parameters = read_bytes(archive, "actor", path);
-  c.rule_library_hash = read_bytes(archive, "rule_library_hash", path);
-  c.num_xfers = static_cast<int32_t>(read_tensor(archive, "num_xfers", path).item<int64_t>());
-  torch::serialize::InputArchive learner;
-  archive_from_bytes(learner, c.learner_state, path + " (learner state)");
-  c.updates = read_tensor(learner, "version", path).item<int64_t>();
-  return c;
-}
 
 Trainer::Trainer(const Config& config, std::vector<TrainingGraph> graphs, const RuleMatcher& matcher, CostModel& cost,
                  const std::string& run_dir, bool resume, const std::string& checkpoint)
@@ -137,33 +65,22 @@ Trainer::Trainer(const Config& config, std::vector<TrainingGraph> graphs, const 
 Trainer::~Trainer() = default;
 
 std::string Trainer::write_checkpoint() {
-  torch::serialize::OutputArchive archive;
-  archive.write("learner", bytes_to_tensor(learner_->save_state()));
-  archive.write("collector", bytes_to_tensor(serialize_collector_state(pending_start_)));
-  archive.write("actor", bytes_to_tensor(actor_->save_parameters()));
-  archive.write("rule_library_hash", bytes_to_tensor(rule_library_hash_));
-  archive.write("num_xfers", torch::tensor({int64_t{options_.network.num_xfers}}, torch::kInt64));
-  archive.write("config", bytes_to_tensor(config_.to_yaml()));
-  archive.write("counters", torch::tensor({env_steps_, episodes_, static_cast<int64_t>(std::llround(wall_s_ * 1e6))},
-                                          torch::kInt64));
-  const std::string dir = run_dir_ + "/checkpoints";
-  const std::string path = dir + "/" + kCheckpointPrefix + "-" + std::to_string(learner_->version()) + ".ckpt";
-  write_checked_file(path, kCheckpointKind, archive_to_bytes(archive));
-  prune_numbered_files(dir, kCheckpointPrefix, static_cast<size_t>(options_.keep_checkpoints));
-  return path;
+  CheckpointContents c;
+  c.config = config_;
+  c.learner_state = learner_->save_state();
+  c.collector_state = serialize_collector_state(pending_start_);
+  c.actor_parameters = actor_->save_parameters();
+  c.rule_library_hash = rule_library_hash_;
+  c.num_xfers = options_.network.num_xfers;
+  c.env_steps = env_steps_;
+  c.episodes = episodes_;
+  c.wall_s = wall_s_;
+  return write_checkpoint_file(run_dir_, learner_->version(), c, options_.keep_checkpoints);
 }
 
 void Trainer::load_checkpoint(const std::string& path) {
   const CheckpointContents saved = read_checkpoint(path);
-  if (saved.rule_library_hash != rule_library_hash_ || saved.num_xfers != options_.network.num_xfers)
-    throw UsageError(path + ": the run was trained with another rule library (hash " + saved.rule_library_hash + ", " +
-                     std::to_string(saved.num_xfers) + " rules) than this one (hash " + rule_library_hash_ + ", " +
-                     std::to_string(options_.network.num_xfers) + " rules); resume with the library it started with "
-                     "(env.rules)");
-  const std::string difference = changed_setting(saved.config, config_);
-  if (!difference.empty())
-    throw ConfigError(path + ": resuming must keep the run's settings (only train.total_env_steps, "
-                      "train.checkpoint_every, train.keep_checkpoints and train.threads may change): " + difference);
+  check_resumable(saved, config_, rule_library_hash_, options_.network.num_xfers, path);
   learner_->restore_state(saved.learner_state, path);
   pending_start_ = parse_collector_state(saved.collector_state, path);
   try {
@@ -208,33 +125,6 @@ void Trainer::write_best_graphs() {
   }
   j.end_array().end_object();
   write_file_atomically(run_dir_ + "/best/summary.json", j.str() + "\n");
-}
-
-void Trainer::append_metrics(const UpdateReport& r) {
-  JsonWriter j;
-  j.begin_object()
-      .key("update").value(r.update)
-      .key("env_steps").value(r.env_steps)
-      .key("episodes").value(r.episodes)
-      .key("wall_s").value(r.wall_s)
-      .key("env_steps_per_s").value(r.env_steps_per_s)
-      .key("collect_s").value(r.collect_s)
-      .key("update_s").value(r.stats.update_s)
-      .key("episodes_this_update").value(r.episodes_this_update)
-      .key("mean_episode_reduction_pct").value(r.mean_episode_reduction_pct)
-      .key("policy_loss").value(r.stats.policy_loss)
-      .key("value_loss").value(r.stats.value_loss)
-      .key("entropy").value(r.stats.entropy)
-      .key("approx_kl").value(r.stats.approx_kl)
-      .key("clip_fraction").value(r.stats.clip_fraction)
-      .key("explained_variance").value(r.stats.explained_variance)
-      .key("grad_norm").value(r.stats.grad_norm)
-      .key("best_reduction_pct").begin_object();
-  for (const auto& [graph, pct] : r.best_reduction_pct) j.key(graph).value(pct);
-  j.end_object().end_object();
-  std::ofstream out(run_dir_ + "/metrics.jsonl", std::ios::app);
-  out << j.str() << "\n";
-  if (!out.flush()) throw Error(run_dir_ + "/metrics.jsonl: write failed (disk full?)");
 }
 
 TrainingOutcome Trainer::run(const std::function<bool()>& should_stop,
@@ -325,7 +215,7 @@ TrainingOutcome Trainer::run(const std::function<bool()>& should_stop,
     report.env_steps_per_s = static_cast<double>(report.stats.samples) / elapsed;
     // The row goes out before the checkpoint: a resume drops rows after its
     // checkpoint, so a crash between the two loses nothing.
-    append_metrics(report);
+    append_metrics_row(run_dir_ + "/metrics.jsonl", report);
     if (learner_->version() % options_.checkpoint_every == 0 || stop_now ||
         env_steps_ >= options_.total_env_steps || (options_.overlap && !next && env_steps_ < options_.total_env_steps)) {
       outcome.last_checkpoint = write_checkpoint();

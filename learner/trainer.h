@@ -37,23 +37,11 @@
 #include "common/config.h"
 #include "learner/ppo_learner.h"
 #include "learner/rollout_collector.h"
+#include "learner/training_checkpoint.h"
+#include "learner/training_metrics.h"
 #include "learner/training_config.h"
 
 namespace graphworld {
-
-// One update's metrics row.
-struct UpdateReport {
-  int64_t update = 0;
-  int64_t env_steps = 0;        // real environment steps so far
-  int64_t episodes = 0;         // episodes finished so far
-  double wall_s = 0;            // training time so far (across resumes)
-  double env_steps_per_s = 0;   // this update: its env steps over its collect + update time
-  double collect_s = 0;
-  int64_t episodes_this_update = 0;
-  double mean_episode_reduction_pct = 0;  // over the episodes that ended in this update (0 if none)
-  std::vector<std::pair<std::string, double>> best_reduction_pct;  // per training graph, so far
-  UpdateStats stats;
-};
 
 struct TrainingOutcome {
   int64_t updates = 0;
@@ -94,7 +82,6 @@ class Trainer {
  private:
   void load_checkpoint(const std::string& path);
   void write_best_graphs();
-  void append_metrics(const UpdateReport& report);
 
   Config config_;
   TrainingOptions options_;
@@ -112,21 +99,5 @@ class Trainer {
   std::vector<double> written_best_ms_;  // best costs already written to best/
 };
 
-// The newest checkpoint in a run folder; UsageError if there is none.
-std::string newest_checkpoint(const std::string& run_dir);
-
-// What a checkpoint holds, read without building a trainer (for policy
-// export). Throws FormatError for a damaged file.
-struct CheckpointContents {
-  Config config;
-  std::string learner_state;    // PpoLearner::save_state()
-  std::string collector_state;  // serialize_collector_state(), where the next rollout starts
-  std::string actor_parameters;  // what the next rollout is collected with
-  std::string rule_library_hash;  // of the library the run chooses among
-  int32_t num_xfers = 0;
-  int64_t updates = 0, env_steps = 0, episodes = 0;
-  double wall_s = 0;
-};
-CheckpointContents read_checkpoint(const std::string& path);
 
 }  // namespace graphworld

@@ -37,6 +37,12 @@ const ConfigSchema& training_config_schema() {
     s.add_double("ppo.entropy_coef", 0.01, 0.0, 1e6, "weight of the entropy bonus");
     s.add_double("ppo.max_grad_norm", 0.5, 1e-6, 1e6, "gradient-norm clipping");
     s.add_bool("ppo.normalize_advantages", true, "normalise advantages per update");
+    s.add_int("distributed.actors", 2, 1, 4096, "actor processes the single-node launcher starts");
+    s.add_int("distributed.max_policy_lag", 4, 0, 1000,
+              "the learner drops samples made with parameters more than this many updates old");
+    s.add_double("distributed.heartbeat_timeout_s", 5.0, 0.5, 3600, "an actor silent this long is counted lost");
+    s.add_double("distributed.store_flush_s", 5.0, 0.1, 3600,
+                 "the rollout store is flushed at least this often (a crash loses at most this much)");
     return s;
   }();
   return schema;

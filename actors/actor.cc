@@ -1,0 +1,185 @@
+#include "actors/actor.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <optional>
+
+#include "common/error.h"
+#include "learner/wire_message.h"
+
+namespace graphworld {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+int64_t unix_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Distinct streams per actor and per restart, from the run's seed.
+uint64_t actor_seed(uint64_t run_seed, uint32_t actor_id, uint64_t incarnation) {
+  return run_seed ^ ((uint64_t{actor_id} + 1) * 0x9e3779b97f4a7c15ull) ^ (incarnation * 0xbf58476d1ce4e5b9ull);
+}
+
+}  // namespace
+
+struct Actor::Impl {
+  ActorOptions options;
+  std::unique_ptr<RolloutCollector> collector;
+  std::unique_ptr<ActorTransport> transport;
+  std::unique_ptr<PolicyNetwork> policy;
+  int64_t policy_version = -1;
+  ParameterAssembler assembler;
+  std::optional<std::pair<int64_t, std::string>> pending_parameters;  // taken at the next rollout boundary
+  bool learner_known = false;
+  uint64_t learner_incarnation = 0;
+  bool learner_lost = false;
+  Clock::time_point last_heartbeat = Clock::now(), last_heard = Clock::now();
+  Clock::time_point last_request = Clock::now() - std::chrono::seconds(10);
+  std::string stop_reason;
+  MessageExpectations expect;
+  ActorCounters counters;
+
+  MessageHeader header(int64_t version) const {
+    MessageHeader h;
+    h.run_id = options.run_id;
+    h.sender_id = options.actor_id;
+    h.incarnation = options.incarnation;
+    h.policy_version = std::max<int64_t>(version, 0);
+    h.sent_unix_ns = unix_ns();
+    return h;
+  }
+
+  void send_hello() {
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    transport->send_control(encode_message(Message{header(policy_version), HelloMessage{"actor", host, static_cast<uint32_t>(getpid())}}));
+  }
+
+  void handle(const std::string& bytes) {
+    const DecodeResult r = decode_message(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), expect);
+    if (!r.message || r.message->header.sender_id != kLearnerSenderId) {
+      ++counters.refused_messages;
+      return;
+    }
+    const Message& m = *r.message;
+    last_heard = Clock::now();
+    if (learner_lost) {
+      learner_lost = false;
+      std::cerr << "actor " << options.actor_id << ": the learner answers again\n";
+    }
+    if (!learner_known || m.header.incarnation != learner_incarnation) {
+      // A new learner (first contact, or restarted from a checkpoint): its
+      // versions start where its checkpoint was, possibly below ours.
+      if (learner_known) std::cerr << "actor " << options.actor_id << ": a restarted learner; taking its parameters\n";
+      learner_known = true;
+      learner_incarnation = m.header.incarnation;
+      assembler = ParameterAssembler();
+      send_hello();
+    }
+    if (const auto* chunk = std::get_if<ParameterChunkMessage>(&m.body)) {
+      std::string why;
+      if (assembler.add(*chunk, &why) == ParameterAssembler::Outcome::kComplete)
+        pending_parameters.emplace(assembler.version(), assembler.take());
+      else if (!why.empty())
+        ++counters.refused_messages;
+    } else if (const auto* stop = std::get_if<StopMessage>(&m.body)) {
+      stop_reason = "the learner said stop: " + stop->reason;
+      // The learner waits for this before it closes.
+      transport->send_control(encode_message(Message{header(policy_version), StopMessage{"stopping"}}));
+    } else if (!std::holds_alternative<HeartbeatMessage>(m.body)) {
+      ++counters.refused_messages;
+    }
+  }
+
+  // Everything the learner sent, a heartbeat when one is due, and the
+  // learner-lost report. Called once per environment step.
+  void poll_learner(int timeout_ms = 0) {
+    if (auto bytes = transport->receive_published(timeout_ms)) handle(*bytes);
+    while (auto bytes = transport->receive_published(0)) handle(*bytes);
+    while (auto bytes = transport->receive_control(0)) handle(*bytes);
+    if (seconds_since(last_heartbeat) >= options.heartbeat_every_s) {
+      last_heartbeat = Clock::now();
+      transport->send_control(encode_message(Message{header(policy_version), HeartbeatMessage{
+                                                         static_cast<uint64_t>(counters.steps_sent), 0}}));
+    }
+    if (!learner_lost && seconds_since(last_heard) > options.learner_timeout_s) {
+      learner_lost = true;
+      ++counters.learner_losses;
+      std::cerr << "actor " << options.actor_id << ": no word from the learner for " << options.learner_timeout_s
+                << " s; retrying\n";
+    }
+  }
+
+  void take_pending_parameters() {
+    if (!pending_parameters) return;
+    try {
+      policy->load_parameters(pending_parameters->second, "parameters of version " + std::to_string(pending_parameters->first));
+      policy_version = pending_parameters->first;
+      ++counters.parameter_versions;
+    } catch (const Error& e) {
+      ++counters.refused_messages;
+      std::cerr << "actor " << options.actor_id << ": refused parameters: " << e.what() << "\n";
+    }
+    pending_parameters.reset();
+  }
+};
+
+Actor::Actor(std::vector<TrainingGraph> graphs, const RuleMatcher& matcher, CostModel& cost,
+             const LearnerEndpoints& endpoints, ActorOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& s = *impl_;
+  options.collector.seed = actor_seed(options.collector.seed, options.actor_id, options.incarnation);
+  s.options = options;
+  s.expect.run_id = options.run_id;
+  s.expect.num_xfers = options.network.num_xfers;
+  s.expect.num_graphs = static_cast<int32_t>(graphs.size());
+  s.collector = std::make_unique<RolloutCollector>(std::move(graphs), matcher, cost, options.collector);
+  s.policy = std::make_unique<PolicyNetwork>(options.network);
+  s.transport = std::make_unique<ActorTransport>(endpoints, "actor-" + std::to_string(options.actor_id),
+                                                 options.transport);
+}
+
+Actor::~Actor() = default;
+
+const ActorCounters& Actor::counters() const { return impl_->counters; }
+
+std::string Actor::run(const std::function<bool()>& should_stop) {
+  Impl& s = *impl_;
+  auto stop_now = [&] {
+    s.poll_learner();
+    if (s.stop_reason.empty() && should_stop && should_stop()) s.stop_reason = "asked to stop";
+    return !s.stop_reason.empty();
+  };
+  s.send_hello();
+  while (true) {
+    // Parameters first: a rollout is made with one version, start to end.
+    while (s.policy_version < 0 || s.pending_parameters) {
+      s.take_pending_parameters();
+      if (s.policy_version >= 0) break;
+      // Ask again every second: a request sent before the connection was up
+      // is dropped, and so is a reply sent into a dying one.
+      if (seconds_since(s.last_request) >= 1.0) {
+        s.last_request = Clock::now();
+        s.transport->send_control(encode_message(Message{s.header(s.policy_version), ParameterRequestMessage{s.policy_version}}));
+      }
+      s.poll_learner(100);
+      if (stop_now()) return s.stop_reason;
+    }
+    const int64_t version = s.policy_version;
+    std::optional<Rollout> rollout = s.collector->collect(*s.policy, version, stop_now);
+    if (!rollout) return s.stop_reason;
+    const std::string bytes = encode_message(Message{s.header(version), std::move(*rollout)});
+    const int64_t steps = int64_t{s.options.collector.num_envs} * s.options.collector.steps_per_env;
+    if (!s.transport->send_trajectory(bytes, stop_now)) return s.stop_reason;
+    ++s.counters.rollouts_sent;
+    s.counters.steps_sent += steps;
+  }
+}
+
+}  // namespace graphworld

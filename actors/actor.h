@@ -1,0 +1,63 @@
+// An actor process's work: a RolloutCollector over the run's training
+// graphs, acting with the newest parameters the learner sent, streaming each
+// rollout to the learner as one trajectory message made with one parameter
+// version.
+//
+// It holds no state worth saving: a restarted actor starts fresh episodes
+// (its seed mixes the run's seed, its id and its incarnation), asks for the
+// current parameters and goes on. While the learner is away it keeps
+// retrying; when a learner answers again, a new incarnation included, it
+// takes that learner's parameters, even an older version after a resume.
+//
+// Liveness: a heartbeat goes out every second, from inside collection (the
+// collector polls once per environment step), so a long rollout never
+// looks like a dead actor. run() returns when the learner says stop or
+// should_stop() turns true, within about 100 ms.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/transport.h"
+#include "learner/rollout_collector.h"
+
+namespace graphworld {
+
+struct ActorOptions {
+  uint32_t actor_id = 0;
+  uint64_t incarnation = 0;         // new per process start
+  std::string run_id;
+  TransportOptions transport;
+  double heartbeat_every_s = 1.0;
+  double learner_timeout_s = 5.0;   // silence after which the learner is reported lost
+  PolicyNetworkConfig network;      // as the learner's
+  RolloutCollectorOptions collector;  // its seed is replaced by one derived from id and incarnation
+};
+
+struct ActorCounters {
+  int64_t rollouts_sent = 0, steps_sent = 0;
+  int64_t parameter_versions = 0;   // distinct versions taken
+  int64_t refused_messages = 0;
+  int64_t learner_losses = 0;
+};
+
+class Actor {
+ public:
+  // The matcher and cost model must outlive the actor.
+  Actor(std::vector<TrainingGraph> graphs, const RuleMatcher& matcher, CostModel& cost,
+        const LearnerEndpoints& endpoints, ActorOptions options);
+  ~Actor();
+
+  // Returns the reason it stopped.
+  std::string run(const std::function<bool()>& should_stop);
+  const ActorCounters& counters() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace graphworld

@@ -1,0 +1,93 @@
+// graphworld actor --run RUN --id K
+//
+// An actor process of a distributed run (actors/actor.h): reads the run's
+// config, endpoints and id from RUN, steps its environments with the
+// parameters the learner sends and streams rollouts back. It waits for the
+// learner (RUN/endpoints) to appear, keeps retrying while the learner is
+// away, and exits 0 when the learner says stop or on Ctrl-C / SIGTERM.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "actors/actor.h"
+#include "common/error.h"
+#include "env/rules/rule_library.h"
+#include "launch/commands.h"
+#include "launch/stop_signal.h"
+#include "launch/training_setup.h"
+
+namespace graphworld {
+namespace {
+namespace fs = std::filesystem;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+int run_actor(const CliArgs& args) {
+  const std::string run_dir = args.value_or("--run", "");
+  if (run_dir.empty()) throw UsageError("'graphworld actor' needs --run RUN (the learner's run folder)");
+  const int64_t id = args.int_value("--id", -1);
+  if (id < 0 || id > 1'000'000) throw UsageError("--id K (the actor's number, 0 or more) is required");
+  const double wait_s = args.double_value("--wait", 120.0);
+  install_stop_signals();
+  // The learner writes endpoints and run_id once it is listening.
+  const auto start = std::chrono::steady_clock::now();
+  while (!fs::exists(run_dir + "/endpoints") || !fs::exists(run_dir + "/run_id")) {
+    if (stop_requested()) return 0;
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > wait_s)
+      throw UsageError(run_dir + ": no learner endpoints after " + std::to_string(static_cast<int>(wait_s)) +
+                       " s; start 'graphworld learner' for this run first");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const Config config = load_config(training_config_schema(), run_dir + "/config.yaml", {});
+  const TrainingOptions options = training_options_from(config);
+  const LearnerEndpoints endpoints = endpoints_from_text(read_text(run_dir + "/endpoints"), run_dir + "/endpoints");
+  std::string run_id = read_text(run_dir + "/run_id");
+  while (!run_id.empty() && std::isspace(static_cast<unsigned char>(run_id.back()))) run_id.pop_back();
+
+  RuleLibrary library = options.rules.empty() ? default_rule_library() : load_rule_library(options.rules);
+  const RuleMatcher matcher(library.rules);
+  std::unique_ptr<CostModel> cost = training_cost_model(options);
+  ActorOptions actor;
+  actor.actor_id = static_cast<uint32_t>(id);
+  std::random_device device;
+  actor.incarnation = (static_cast<uint64_t>(device()) << 32) ^ device();
+  actor.run_id = run_id;
+  actor.learner_timeout_s = config.get_double("distributed.heartbeat_timeout_s");
+  actor.network = options.network;
+  actor.network.num_xfers = static_cast<int32_t>(matcher.num_rules());
+  actor.collector = options.collector;
+  Actor worker(load_training_graphs(options.graphs), matcher, *cost, endpoints, actor);
+  const std::string reason = worker.run([] { return stop_requested(); });
+  restore_default_signals();
+  const ActorCounters& c = worker.counters();
+  std::fprintf(stderr, "actor %lld: stopped (%s) after %lld rollouts, %lld steps, %lld parameter versions\n",
+               static_cast<long long>(id), reason.c_str(), static_cast<long long>(c.rollouts_sent),
+               static_cast<long long>(c.steps_sent), static_cast<long long>(c.parameter_versions));
+  return 0;
+}
+
+}  // namespace
+
+Subcommand actor_command() {
+  return {{"actor",
+           "--run RUN --id K",
+           "An actor process of a distributed run: environments, batched inference, trajectories to the learner.",
+           "Reads RUN/config.yaml, RUN/endpoints and RUN/run_id (waiting up to --wait seconds for the learner\n"
+           "to write them), acts with the newest parameters the learner sent and streams one message per\n"
+           "rollout. A slow learner slows it (bounded queues); a vanished learner is retried until it\n"
+           "returns. Exits 0 when the learner says stop, or on Ctrl-C.",
+           {
+               {"--run", "", "RUN", "the run folder the learner writes"},
+               {"--id", "", "K", "this actor's number (0, 1, ...); a restart keeps its number"},
+               {"--wait", "", "S", "how long to wait for the learner's endpoints (default 120)"},
+           }},
+          run_actor};
+}
+
+}  // namespace graphworld

@@ -1,0 +1,105 @@
+// graphworld learner CONFIG --run RUN [key=value ...] | learner --resume RUN
+//
+// The learner process of a distributed run (learner/distributed_learner.h):
+// binds loopback ports, writes RUN/endpoints and RUN/run_id for the actors,
+// trains on what they send, and keeps every step in RUN/rollouts.h5.
+// `graphworld train` starts it together with its actors; run it by hand to
+// place actors yourself (graphworld actor --run RUN --id K).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "common/atomic_file.h"
+#include "common/error.h"
+#include "common/stopwatch.h"
+#include "env/rules/rule_library.h"
+#include "launch/commands.h"
+#include "launch/stop_signal.h"
+#include "launch/training_setup.h"
+#include "learner/distributed_learner.h"
+#include "learner/policy_file.h"
+
+namespace graphworld {
+namespace {
+namespace fs = std::filesystem;
+
+// A run's id: made once, kept in RUN/run_id; every message carries it.
+std::string run_id_of(const std::string& run_dir, bool resume) {
+  const std::string path = run_dir + "/run_id";
+  if (resume && fs::exists(path)) {
+    std::ifstream in(path);
+    std::string id;
+    in >> id;
+    if (!id.empty()) return id;
+  }
+  std::random_device device;
+  char text[17];
+  std::snprintf(text, sizeof(text), "%08x%08x", device(), device());
+  return text;
+}
+
+int run_learner(const CliArgs& args) {
+  const TrainingRun run = prepare_training_run(args, "learner");
+  const bool quiet = args.flag("--quiet");
+  RuleLibrary library = run.options.rules.empty() ? default_rule_library() : load_rule_library(run.options.rules);
+  DistributedLearnerOptions options;
+  options.bind_host = args.value_or("--bind", "127.0.0.1");
+  options.run_id = run_id_of(run.run_dir, run.resume);
+  options.num_xfers = static_cast<int32_t>(library.rules.size());
+  options.rule_library_hash = rule_library_hash(library);
+  // Graph names as the actors will load them (load_training_graphs names them).
+  for (const TrainingGraph& g : load_training_graphs(run.options.graphs)) options.graphs.push_back(g.name);
+  DistributedLearner learner(run.config, options, run.run_dir, run.resume, args.value_or("--checkpoint", ""));
+  write_file_atomically(run.run_dir + "/run_id", options.run_id + "\n");
+  if (!quiet)
+    std::fprintf(stderr, "learner: %s run %s (id %s), trajectories at %s\n", run.resume ? "resuming" : "starting",
+                 run.run_dir.c_str(), options.run_id.c_str(), learner.endpoints().trajectories.c_str());
+  install_stop_signals();
+  Stopwatch since_print;
+  auto on_update = [&](const UpdateReport& r) {
+    if (quiet || since_print.elapsed_s() < 2.0) return;
+    since_print.restart();
+    double alive = 0, lag = 0, stale = 0;
+    for (const auto& [name, value] : r.extra) {
+      if (name == "actors_alive") alive = value;
+      if (name == "mean_policy_lag") lag = value;
+      if (name == "stale_samples") stale = value;
+    }
+    std::fprintf(stderr, "update %lld  steps %lld  %.0f steps/s  actors %.0f  lag %.2f  stale %.0f  mean reduction %.2f%%  "
+                 "entropy %.2f  kl %.4f\n", static_cast<long long>(r.update), static_cast<long long>(r.env_steps),
+                 r.env_steps_per_s, alive, lag, stale, r.mean_episode_reduction_pct, r.stats.entropy, r.stats.approx_kl);
+  };
+  const TrainingOutcome outcome = learner.run([] { return stop_requested(); }, on_update);
+  restore_default_signals();
+  std::printf("%s after %lld updates and %lld real env steps\n", outcome.stopped_early ? "stopped" : "finished",
+              static_cast<long long>(outcome.updates), static_cast<long long>(outcome.env_steps));
+  std::printf("run folder   %s\n", run.run_dir.c_str());
+  std::printf("checkpoint   %s\n", outcome.last_checkpoint.c_str());
+  std::printf("rollouts     %s/rollouts.h5\n", run.run_dir.c_str());
+  std::printf("refused messages %lld, stale samples %lld\n", static_cast<long long>(learner.counters().refused_messages),
+              static_cast<long long>(learner.counters().stale_samples));
+  return 0;
+}
+
+}  // namespace
+
+Subcommand learner_command() {
+  return {{"learner",
+           "CONFIG --run RUN [key=value ...] | --resume RUN",
+           "The learner process of a distributed run: PPO on the trajectories actor processes send.",
+           "Binds loopback ports (or --bind HOST with CURVE, in cluster runs), writes RUN/endpoints and\n"
+           "RUN/run_id, and trains until train.total_env_steps real steps have arrived. Every accepted step\n"
+           "is kept in RUN/rollouts.h5; samples older than distributed.max_policy_lag updates are dropped\n"
+           "and counted. Ctrl-C writes a final checkpoint, flushes the store and tells the actors to stop.",
+           {
+               {"--run", "", "DIR", "the run folder"},
+               {"--resume", "", "RUN", "continue RUN from its newest checkpoint; actors reconnect by themselves"},
+               {"--checkpoint", "", "CKPT", "--resume: continue from this checkpoint instead"},
+               {"--bind", "", "HOST", "address to listen on (default 127.0.0.1)"},
+               {"--quiet", "-q", "", "no progress on stderr"},
+           }},
+          run_learner};
+}
+
+}  // namespace graphworld

@@ -1,0 +1,318 @@
+#include "learner/distributed_learner.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+
+#include "common/atomic_file.h"
+#include "common/error.h"
+#include "common/rollout_store.h"
+#include "common/stopwatch.h"
+#include "learner/actor_registry.h"
+#include "learner/compute_threads.h"
+#include "learner/training_config.h"
+#include "learner/wire_message.h"
+
+namespace graphworld {
+namespace fs = std::filesystem;
+
+namespace {
+
+int64_t unix_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Different every time a process starts, so peers tell a restart from a
+// reconnect.
+uint64_t new_incarnation() {
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) ^ device() ^ static_cast<uint64_t>(unix_ns());
+}
+
+}  // namespace
+
+struct DistributedLearner::Impl {
+  Config config;
+  TrainingOptions options;
+  DistributedLearnerOptions distributed;
+  std::string run_dir;
+  int64_t max_policy_lag = 0;
+  double heartbeat_timeout_s = 5;
+  uint64_t incarnation = new_incarnation();
+  std::unique_ptr<PpoLearner> learner;
+  std::unique_ptr<RolloutStoreWriter> store;
+  std::unique_ptr<LearnerTransport> transport;
+  ActorRegistry actors{5.0};
+  LearnerCounters counters;
+  int64_t env_steps = 0, episodes = 0;
+  double wall_s = 0;
+  std::map<std::string, double> best_reduction_pct;  // per graph name, from episode summaries
+  std::vector<std::string> parameter_messages;       // the current version, encoded, chunk by chunk
+  MessageExpectations expect;
+
+  MessageHeader header() const {
+    MessageHeader h;
+    h.run_id = distributed.run_id;
+    h.sender_id = kLearnerSenderId;
+    h.incarnation = incarnation;
+    h.policy_version = learner->version();
+    h.sent_unix_ns = unix_ns();
+    return h;
+  }
+
+  void encode_parameters() {
+    parameter_messages.clear();
+    for (ParameterChunkMessage& chunk : split_parameters(learner->version(), learner->policy().save_parameters()))
+      parameter_messages.push_back(encode_message(Message{header(), std::move(chunk)}));
+  }
+
+  void publish_parameters() {
+    encode_parameters();
+    for (const std::string& m : parameter_messages) transport->publish(m);
+  }
+
+  void send_parameters_to(const std::string& peer) {
+    for (const std::string& m : parameter_messages) transport->send_control(peer, m);
+  }
+
+  std::string write_checkpoint() {
+    CheckpointContents c;
+    c.config = config;
+    c.learner_state = learner->save_state();
+    c.actor_parameters = learner->policy().save_parameters();
+    c.rule_library_hash = distributed.rule_library_hash;
+    c.num_xfers = distributed.num_xfers;
+    c.env_steps = env_steps;
+    c.episodes = episodes;
+    c.wall_s = wall_s;
+    return write_checkpoint_file(run_dir, learner->version(), c, static_cast<int>(options.keep_checkpoints));
+  }
+
+  // Control messages: joins, heartbeats, parameter requests.
+  void handle_control(const std::string& peer, const std::string& bytes) {
+    const DecodeResult r = decode_message(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), expect);
+    if (!r.message) {
+      ++counters.refused_messages;
+      return;
+    }
+    const Message& m = *r.message;
+    const bool joined = actors.heard_from(m.header.sender_id, m.header.incarnation, peer, std::chrono::steady_clock::now());
+    if (joined) std::cerr << "learner: actor " << m.header.sender_id << " joined\n";
+    if (std::holds_alternative<HeartbeatMessage>(m.body)) {
+      transport->send_control(peer, encode_message(Message{header(), HeartbeatMessage{}}));
+    } else if (std::holds_alternative<HelloMessage>(m.body) || std::holds_alternative<ParameterRequestMessage>(m.body)) {
+      send_parameters_to(peer);
+    } else {
+      ++counters.refused_messages;  // not a control message
+    }
+    if (joined && std::holds_alternative<HeartbeatMessage>(m.body)) send_parameters_to(peer);
+  }
+
+  // A trajectory message: accepted into `batch` (and the store) or counted.
+  void handle_trajectory(const std::string& bytes, std::vector<Rollout>& batch, int64_t& batch_steps) {
+    DecodeResult r = decode_message(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), expect);
+    if (!r.message || !std::holds_alternative<Rollout>(r.message->body)) {
+      ++counters.refused_messages;
+      return;
+    }
+    Message& m = *r.message;
+    Rollout& rollout = std::get<Rollout>(m.body);
+    rollout.policy_version = m.header.policy_version;
+    const int64_t lag = learner->version() - rollout.policy_version;
+    if (lag < 0) {  // made with parameters this learner never had: another learner's, before a restart
+      counters.stale_samples += rollout.env_steps();
+      return;
+    }
+    if (lag > max_policy_lag) {
+      counters.stale_samples += rollout.env_steps();
+      return;
+    }
+    ++counters.messages;
+    counters.lag_sum += static_cast<double>(lag) * static_cast<double>(rollout.env_steps());
+    counters.lag_samples += rollout.env_steps();
+    const std::vector<StoredStep> steps = to_stored_steps(rollout, m.header.sender_id);
+    store->append(steps);
+    batch_steps += rollout.env_steps();
+    batch.push_back(std::move(rollout));
+  }
+};
+
+DistributedLearner::DistributedLearner(const Config& config, DistributedLearnerOptions options,
+                                       const std::string& run_dir, bool resume, const std::string& checkpoint)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& s = *impl_;
+  s.config = config;
+  s.options = training_options_from(config);
+  s.options.network.num_xfers = options.num_xfers;
+  s.distributed = std::move(options);
+  s.run_dir = run_dir;
+  s.max_policy_lag = config.get_int("distributed.max_policy_lag");
+  s.heartbeat_timeout_s = config.get_double("distributed.heartbeat_timeout_s");
+  s.actors = ActorRegistry(s.heartbeat_timeout_s);
+  s.expect.run_id = s.distributed.run_id;
+  s.expect.num_xfers = s.distributed.num_xfers;
+  s.expect.num_graphs = static_cast<int32_t>(s.distributed.graphs.size());
+  std::error_code ec;
+  if (!resume && fs::exists(run_dir) && !fs::is_empty(run_dir, ec))
+    throw UsageError(run_dir + " already holds files; continue that run with --resume " + run_dir +
+                     ", or choose a new folder");
+  s.learner = std::make_unique<PpoLearner>(s.options.network, s.options.ppo);
+  const std::string store_path = run_dir + "/rollouts.h5";
+  if (resume) {
+    const std::string path = checkpoint.empty() ? newest_checkpoint(run_dir) : checkpoint;
+    const CheckpointContents saved = read_checkpoint(path);
+    check_resumable(saved, config, s.distributed.rule_library_hash, s.distributed.num_xfers, path);
+    s.learner->restore_state(saved.learner_state, path);
+    s.env_steps = saved.env_steps;
+    s.episodes = saved.episodes;
+    s.wall_s = saved.wall_s;
+    truncate_metrics(run_dir + "/metrics.jsonl", s.learner->version());
+    s.store = fs::exists(store_path) ? RolloutStoreWriter::resume(store_path, s.distributed.run_id)
+                                     : nullptr;
+  } else {
+    fs::create_directories(run_dir + "/checkpoints", ec);
+    if (ec) throw Error(run_dir + ": cannot create the run folder (" + ec.message() + ")");
+  }
+  if (!s.store) {
+    RolloutStoreInfo info;
+    info.run_id = s.distributed.run_id;
+    info.graphs = s.distributed.graphs;
+    info.num_xfers = s.distributed.num_xfers;
+    info.config_text = config.to_yaml();
+    s.store = RolloutStoreWriter::create(store_path, info,
+                                         {.chunk_steps = 16384, .flush_every_s = config.get_double("distributed.store_flush_s")});
+  }
+  if (!resume) write_file_atomically(run_dir + "/config.yaml", config.to_yaml());
+  if (!resume) s.write_checkpoint();
+  // A resumed learner binds the endpoints its actors already know.
+  const std::string endpoints_file = run_dir + "/endpoints";
+  if (resume && fs::exists(endpoints_file)) {
+    std::ifstream in(endpoints_file);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    try {
+      s.transport = std::make_unique<LearnerTransport>(endpoints_from_text(text, endpoints_file), s.distributed.transport);
+    } catch (const Error& e) {
+      std::cerr << "learner: cannot bind the run's previous endpoints (" << e.what() << "); binding new ones\n";
+    }
+  }
+  if (!s.transport) s.transport = std::make_unique<LearnerTransport>(s.distributed.bind_host, s.distributed.transport);
+  write_file_atomically(endpoints_file, endpoints_to_text(s.transport->endpoints()));
+  s.encode_parameters();
+}
+
+DistributedLearner::~DistributedLearner() = default;
+
+const LearnerEndpoints& DistributedLearner::endpoints() const { return impl_->transport->endpoints(); }
+const LearnerCounters& DistributedLearner::counters() const { return impl_->counters; }
+int64_t DistributedLearner::version() const { return impl_->learner->version(); }
+
+TrainingOutcome DistributedLearner::run(const std::function<bool()>& should_stop,
+                                        const std::function<void(const UpdateReport&)>& on_update) {
+  Impl& s = *impl_;
+  ComputeThreads threads(s.options.threads);
+  keep_freed_tensor_memory();
+  TrainingOutcome outcome;
+  const int64_t rollout_steps = int64_t{s.options.collector.num_envs} * s.options.collector.steps_per_env;
+  std::vector<Rollout> batch;
+  int64_t batch_steps = 0;
+  int64_t checkpointed = s.learner->version();
+  Stopwatch since_update;
+  s.publish_parameters();
+  while (s.env_steps < s.options.total_env_steps) {
+    if (should_stop && should_stop()) {
+      outcome.stopped_early = true;
+      break;
+    }
+    const LearnerReadable readable = s.transport->wait(100);
+    if (readable.control)
+      while (auto control = s.transport->receive_control(0)) s.handle_control(control->first, control->second);
+    if (readable.trajectories) {
+      while (batch_steps < rollout_steps) {
+        std::optional<std::string> bytes = s.transport->receive_trajectory(0);
+        if (!bytes) break;
+        s.handle_trajectory(*bytes, batch, batch_steps);
+      }
+    }
+    for (uint32_t id : s.actors.newly_lost(std::chrono::steady_clock::now()))
+      std::cerr << "learner: actor " << id << " silent for " << s.heartbeat_timeout_s << " s: counted lost\n";
+    if (batch_steps < rollout_steps) continue;
+
+    std::vector<const Rollout*> rollouts;
+    for (const Rollout& r : batch) rollouts.push_back(&r);
+    UpdateReport report;
+    report.collect_s = since_update.elapsed_s();
+    report.stats = s.learner->update(rollouts);
+    s.publish_parameters();
+    s.env_steps += batch_steps;
+    double sum = 0;
+    int64_t ended = 0;
+    for (const Rollout& r : batch)
+      for (const EpisodeSummary& e : r.episodes) {
+        sum += e.reduction_pct;
+        ++ended;
+        double& best = s.best_reduction_pct[e.graph];
+        best = std::max(best, e.best_reduction_pct);
+      }
+    s.episodes += ended;
+    const double elapsed = since_update.elapsed_s();
+    since_update.restart();
+    s.wall_s += elapsed;
+    report.update = s.learner->version();
+    report.env_steps = s.env_steps;
+    report.episodes = s.episodes;
+    report.wall_s = s.wall_s;
+    report.env_steps_per_s = static_cast<double>(batch_steps) / elapsed;
+    report.episodes_this_update = ended;
+    report.mean_episode_reduction_pct = ended > 0 ? sum / static_cast<double>(ended) : 0.0;
+    for (const std::string& g : s.distributed.graphs) report.best_reduction_pct.emplace_back(g, s.best_reduction_pct[g]);
+    s.counters.actor_joins = s.actors.joins();
+    s.counters.actor_losses = s.actors.losses();
+    report.extra = {{"actors_alive", s.actors.alive()},
+                    {"actor_joins", static_cast<double>(s.counters.actor_joins)},
+                    {"actor_losses", static_cast<double>(s.counters.actor_losses)},
+                    {"stale_samples", static_cast<double>(s.counters.stale_samples)},
+                    {"mean_policy_lag", s.counters.lag_samples > 0 ? s.counters.lag_sum / static_cast<double>(s.counters.lag_samples) : 0.0},
+                    {"refused_messages", static_cast<double>(s.counters.refused_messages)},
+                    {"stored_steps", static_cast<double>(s.store->steps())}};
+    batch.clear();
+    batch_steps = 0;
+    // Rows go out before the checkpoint: a resume drops rows after it.
+    append_metrics_row(s.run_dir + "/metrics.jsonl", report);
+    if (s.learner->version() % s.options.checkpoint_every == 0) {
+      s.store->flush();  // the checkpoint never runs ahead of the store
+      outcome.last_checkpoint = s.write_checkpoint();
+      checkpointed = s.learner->version();
+    }
+    if (on_update) on_update(report);
+  }
+  s.store->flush();
+  if (checkpointed != s.learner->version() || outcome.last_checkpoint.empty())
+    outcome.last_checkpoint = s.write_checkpoint();
+  const std::string stop = encode_message(Message{s.header(), StopMessage{outcome.stopped_early ? "the learner stopped" : "training is done"}});
+  // Actors read the stop before this side closes (an unread message dies
+  // with its connection): wait, at most 2 s, for each to acknowledge.
+  int told = 0, acknowledged = 0;
+  for (const std::string& peer : s.actors.live_peers()) told += s.transport->send_control(peer, stop) ? 1 : 0;
+  Stopwatch waiting;
+  while (acknowledged < told && waiting.elapsed_s() < 2.0) {
+    const auto control = s.transport->receive_control(100);
+    if (!control) continue;
+    const DecodeResult r = decode_message(
+        std::span(reinterpret_cast<const uint8_t*>(control->second.data()), control->second.size()), s.expect);
+    if (r.message && std::holds_alternative<StopMessage>(r.message->body)) ++acknowledged;
+  }
+  if (acknowledged < told)
+    std::cerr << "learner: " << told - acknowledged << " of " << told << " actors did not acknowledge the stop\n";
+  s.store->close();
+  outcome.updates = s.learner->version();
+  outcome.env_steps = s.env_steps;
+  return outcome;
+}
+
+}  // namespace graphworld

@@ -1,0 +1,75 @@
+// The learner process of the distributed system: it receives actors'
+// trajectories over the transport, checks each message
+// (learner/wire_message.h), drops samples older than
+// distributed.max_policy_lag versions, keeps every accepted step in the
+// run's HDF5 rollout store, updates PPO once a rollout's worth of steps
+// (env.num_envs x env.steps_per_env) is in hand, and publishes each new
+// parameter version. It is the in-process Trainer's PpoLearner, checkpoint
+// files and metrics rows, with the collector moved out to actor processes.
+//
+// Run folder, beside the Trainer's files:
+//   endpoints        where actors connect (written once bound)
+//   rollouts.h5      the rollout store (common/rollout_store.h)
+//
+// Actors are stateless: on a resume the learner goes on from its
+// checkpoint, the store drops any unflushed tail, and actors that reconnect
+// get the current parameters at once. Nothing here blocks for longer than
+// one PPO update; a stop writes a final checkpoint, flushes the store and
+// tells the live actors to stop.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "common/transport.h"
+#include "learner/trainer.h"
+
+namespace graphworld {
+
+struct DistributedLearnerOptions {
+  std::string bind_host = "127.0.0.1";
+  TransportOptions transport;
+  std::string run_id;                 // messages of other runs are refused
+  std::vector<std::string> graphs;    // the training graphs' names, in config order (index = graph_index)
+  int32_t num_xfers = 0;
+  std::string rule_library_hash;
+};
+
+// Counters beyond PPO's, reported in every metrics row.
+struct LearnerCounters {
+  int64_t messages = 0;            // trajectory messages accepted
+  int64_t refused_messages = 0;    // failed decoding or validation, on any socket
+  int64_t stale_samples = 0;       // dropped for exceeding max_policy_lag
+  double lag_sum = 0;              // over accepted samples, for the mean lag
+  int64_t lag_samples = 0;
+  int64_t actor_joins = 0, actor_losses = 0;
+};
+
+class DistributedLearner {
+ public:
+  // Binds the transport and writes RUN/endpoints; a resume starts from the
+  // newest checkpoint (or `checkpoint`) and appends to the existing store.
+  // Refusals as Trainer's.
+  DistributedLearner(const Config& config, DistributedLearnerOptions options, const std::string& run_dir, bool resume,
+                     const std::string& checkpoint = "");
+  ~DistributedLearner();
+
+  const LearnerEndpoints& endpoints() const;
+
+  TrainingOutcome run(const std::function<bool()>& should_stop = {},
+                      const std::function<void(const UpdateReport&)>& on_update = {});
+
+  const LearnerCounters& counters() const;
+  int64_t version() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace graphworld
