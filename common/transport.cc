@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <sstream>
 #include <thread>
 #include <zmq.hpp>
@@ -66,14 +67,45 @@ void check_security(const std::string& host, const TransportOptions& o) {
   }
 }
 
+// zmq::poll, with a signal's interruption (EINTR) read as "nothing yet":
+// the caller's loop then sees the stop request the signal raised.
+int poll_sockets(zmq::pollitem_t* items, size_t count, int timeout_ms) {
+  try {
+    return zmq::poll(items, count, std::chrono::milliseconds(timeout_ms));
+  } catch (const zmq::error_t& e) {
+    if (e.num() == EINTR) return 0;
+    throw;
+  }
+}
+
+// A non-blocking receive, with EINTR read as "nothing yet".
+bool receive_now(zmq::socket_t& socket, zmq::message_t& message) {
+  try {
+    return socket.recv(message, zmq::recv_flags::dontwait).has_value();
+  } catch (const zmq::error_t& e) {
+    if (e.num() == EINTR) return false;
+    throw;
+  }
+}
+
+// A non-blocking send; false if it would block or a signal interrupted it.
+bool send_now(zmq::socket_t& socket, const std::string& bytes) {
+  try {
+    return socket.send(zmq::buffer(bytes), zmq::send_flags::dontwait).has_value();
+  } catch (const zmq::error_t& e) {
+    if (e.num() == EINTR) return false;
+    throw;
+  }
+}
+
 std::optional<std::string> receive_bytes(zmq::socket_t& socket, int timeout_ms) {
   zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
-  if (zmq::poll(&item, 1, std::chrono::milliseconds(timeout_ms)) <= 0) return std::nullopt;
+  if (poll_sockets(&item, 1, timeout_ms) <= 0) return std::nullopt;
   zmq::message_t message;
-  if (!socket.recv(message, zmq::recv_flags::dontwait)) return std::nullopt;
+  if (!receive_now(socket, message)) return std::nullopt;
   std::string bytes(static_cast<const char*>(message.data()), message.size());
   // Parts beyond the first are not part of the protocol: read and drop them.
-  while (message.more() && socket.recv(message, zmq::recv_flags::dontwait)) {
+  while (message.more() && receive_now(socket, message)) {
   }
   return bytes;
 }
@@ -96,27 +128,36 @@ class ZapHandler {
  private:
   void serve() {
     while (!stop_) {
-      zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
-      if (zmq::poll(&item, 1, std::chrono::milliseconds(100)) <= 0) continue;
-      std::vector<zmq::message_t> frames;
-      zmq::message_t frame;
-      do {
-        if (!socket_.recv(frame, zmq::recv_flags::dontwait)) break;
-        frames.emplace_back(std::move(frame));
-      } while (frames.back().more());
-      std::string request_id = frames.size() > 1 ? frames[1].to_string() : "";
-      bool admit = false;
-      if (frames.size() >= 7 && frames[5].to_string() == "CURVE" && frames[6].size() == 32) {
-        char z85[41] = {};
-        zmq_z85_encode(z85, static_cast<const uint8_t*>(frames[6].data()), 32);
-        for (const std::string& key : admitted_) admit = admit || key == z85;
+      try {
+        answer_one();
+      } catch (const zmq::error_t&) {
+        // EINTR from a signal meant for the process: go round again.
       }
-      const std::vector<std::string> reply = {"1.0", request_id, admit ? "200" : "400",
-                                              admit ? "OK" : "not a key of this run", "", ""};
-      for (size_t i = 0; i < reply.size(); ++i)
-        socket_.send(zmq::buffer(reply[i]), i + 1 < reply.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
     }
     socket_.close();
+  }
+
+  void answer_one() {
+    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    if (poll_sockets(&item, 1, 100) <= 0) return;
+    std::vector<zmq::message_t> frames;
+    zmq::message_t frame;
+    do {
+      if (!receive_now(socket_, frame)) break;
+      frames.emplace_back(std::move(frame));
+    } while (frames.back().more());
+    if (frames.empty()) return;
+    const std::string request_id = frames.size() > 1 ? frames[1].to_string() : "";
+    bool admit = false;
+    if (frames.size() >= 7 && frames[5].to_string() == "CURVE" && frames[6].size() == 32) {
+      char z85[41] = {};
+      zmq_z85_encode(z85, static_cast<const uint8_t*>(frames[6].data()), 32);
+      for (const std::string& key : admitted_) admit = admit || key == z85;
+    }
+    const std::vector<std::string> reply = {"1.0", request_id, admit ? "200" : "400",
+                                            admit ? "OK" : "not a key of this run", "", ""};
+    for (size_t i = 0; i < reply.size(); ++i)
+      socket_.send(zmq::buffer(reply[i]), i + 1 < reply.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
   }
 
   zmq::socket_t socket_;
@@ -222,7 +263,7 @@ const LearnerEndpoints& LearnerTransport::endpoints() const { return impl_->endp
 LearnerReadable LearnerTransport::wait(int timeout_ms) {
   zmq::pollitem_t items[] = {{impl_->trajectories.handle(), 0, ZMQ_POLLIN, 0},
                              {impl_->control.handle(), 0, ZMQ_POLLIN, 0}};
-  zmq::poll(items, 2, std::chrono::milliseconds(timeout_ms));
+  poll_sockets(items, 2, timeout_ms);
   return {(items[0].revents & ZMQ_POLLIN) != 0, (items[1].revents & ZMQ_POLLIN) != 0};
 }
 
@@ -232,13 +273,13 @@ std::optional<std::string> LearnerTransport::receive_trajectory(int timeout_ms) 
 
 std::optional<std::pair<std::string, std::string>> LearnerTransport::receive_control(int timeout_ms) {
   zmq::pollitem_t item{impl_->control.handle(), 0, ZMQ_POLLIN, 0};
-  if (zmq::poll(&item, 1, std::chrono::milliseconds(timeout_ms)) <= 0) return std::nullopt;
+  if (poll_sockets(&item, 1, timeout_ms) <= 0) return std::nullopt;
   zmq::message_t identity, body;
-  if (!impl_->control.recv(identity, zmq::recv_flags::dontwait)) return std::nullopt;
-  if (!identity.more() || !impl_->control.recv(body, zmq::recv_flags::dontwait)) return std::nullopt;
+  if (!receive_now(impl_->control, identity)) return std::nullopt;
+  if (!identity.more() || !receive_now(impl_->control, body)) return std::nullopt;
   std::pair<std::string, std::string> out{identity.to_string(), body.to_string()};
   zmq::message_t extra;
-  while (body.more() && impl_->control.recv(extra, zmq::recv_flags::dontwait)) body.swap(extra);
+  while (body.more() && receive_now(impl_->control, extra)) body.swap(extra);
   return out;
 }
 
@@ -247,13 +288,11 @@ bool LearnerTransport::send_control(const std::string& peer, const std::string& 
     if (!impl_->control.send(zmq::buffer(peer), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) return false;
     return impl_->control.send(zmq::buffer(bytes), zmq::send_flags::dontwait).has_value();
   } catch (const zmq::error_t&) {
-    return false;  // EHOSTUNREACH: no such actor connected (router_mandatory)
+    return false;  // EHOSTUNREACH: no such actor connected (router_mandatory); or EINTR
   }
 }
 
-void LearnerTransport::publish(const std::string& bytes) {
-  impl_->parameters.send(zmq::buffer(bytes), zmq::send_flags::dontwait);
-}
+void LearnerTransport::publish(const std::string& bytes) { send_now(impl_->parameters, bytes); }
 
 struct ActorTransport::Impl {
   TransportOptions options;
@@ -303,10 +342,10 @@ ActorTransport::~ActorTransport() = default;
 
 bool ActorTransport::send_trajectory(const std::string& bytes, const std::function<bool()>& should_stop) {
   while (true) {
-    if (impl_->trajectories.send(zmq::buffer(bytes), zmq::send_flags::dontwait)) return true;
+    if (send_now(impl_->trajectories, bytes)) return true;
     if (should_stop && should_stop()) return false;
     zmq::pollitem_t item{impl_->trajectories.handle(), 0, ZMQ_POLLOUT, 0};
-    zmq::poll(&item, 1, std::chrono::milliseconds(100));
+    poll_sockets(&item, 1, 100);
   }
 }
 
@@ -314,9 +353,7 @@ std::optional<std::string> ActorTransport::receive_published(int timeout_ms) {
   return receive_bytes(impl_->published, timeout_ms);
 }
 
-bool ActorTransport::send_control(const std::string& bytes) {
-  return impl_->control.send(zmq::buffer(bytes), zmq::send_flags::dontwait).has_value();
-}
+bool ActorTransport::send_control(const std::string& bytes) { return send_now(impl_->control, bytes); }
 
 std::optional<std::string> ActorTransport::receive_control(int timeout_ms) {
   return receive_bytes(impl_->control, timeout_ms);

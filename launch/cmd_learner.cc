@@ -5,6 +5,8 @@
 // trains on what they send, and keeps every step in RUN/rollouts.h5.
 // `graphworld train` starts it together with its actors; run it by hand to
 // place actors yourself (graphworld actor --run RUN --id K).
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -52,6 +54,8 @@ int run_learner(const CliArgs& args) {
   for (const TrainingGraph& g : load_training_graphs(run.options.graphs)) options.graphs.push_back(g.name);
   DistributedLearner learner(run.config, options, run.run_dir, run.resume, args.value_or("--checkpoint", ""));
   write_file_atomically(run.run_dir + "/run_id", options.run_id + "\n");
+  // The launcher starts actors once this exists.
+  write_file_atomically(run.run_dir + "/learner.ready", std::to_string(getpid()) + "\n");
   if (!quiet)
     std::fprintf(stderr, "learner: %s run %s (id %s), trajectories at %s\n", run.resume ? "resuming" : "starting",
                  run.run_dir.c_str(), options.run_id.c_str(), learner.endpoints().trajectories.c_str());

@@ -11,6 +11,7 @@
 #include "common/stopwatch.h"
 #include "env/rules/rule_library.h"
 #include "launch/commands.h"
+#include "launch/single_node_launcher.h"
 #include "launch/stop_signal.h"
 #include "launch/training_setup.h"
 #include "learner/trainer.h"
@@ -28,8 +29,43 @@ void print_update(const UpdateReport& r, const std::string& best_line) {
                r.stats.explained_variance);
 }
 
+// The learner and actors as processes (launch/single_node_launcher.h).
+int run_train_processes(const CliArgs& args, const TrainingRun& run) {
+  if (args.value("--checkpoint")) throw UsageError("--checkpoint applies to --inline runs; the learner resumes from its newest");
+  const bool quiet = args.flag("--quiet");
+  SingleNodePlan plan;
+  plan.run_dir = run.run_dir;
+  plan.actors = static_cast<int32_t>(run.config.get_int("distributed.actors"));
+  plan.quiet = quiet;
+  std::vector<std::string> overrides;
+  std::string config_path;
+  for (size_t i = 0; i < args.positional_count(); ++i) {
+    const std::string& item = args.positional(i, "");
+    if (item.find('=') != std::string::npos) overrides.push_back(item);
+    else config_path = item;
+  }
+  plan.learner_args = run.resume ? std::vector<std::string>{"learner", "--resume", run.run_dir}
+                                 : std::vector<std::string>{"learner", config_path, "--run", run.run_dir};
+  plan.learner_args.insert(plan.learner_args.end(), overrides.begin(), overrides.end());
+  plan.learner_resume_args = {"learner", "--resume", run.run_dir};
+  if (quiet) {
+    plan.learner_args.push_back("--quiet");
+    plan.learner_resume_args.push_back("--quiet");
+  }
+  if (!quiet)
+    std::fprintf(stderr, "%s run %s: a learner and %d actor processes (--inline trains in this process)\n",
+                 run.resume ? "resuming" : "starting", run.run_dir.c_str(), plan.actors);
+  install_stop_signals();
+  const int code = run_single_node(plan, [] { return stop_requested(); });
+  restore_default_signals();
+  std::printf("metrics      %s/metrics.jsonl\n", run.run_dir.c_str());
+  if (code != 0 || stop_requested()) std::printf("continue with: graphworld train --resume %s\n", run.run_dir.c_str());
+  return code;
+}
+
 int run_train(const CliArgs& args) {
   const TrainingRun run = prepare_training_run(args);
+  if (!args.flag("--inline")) return run_train_processes(args, run);
   const Config& config = run.config;
   const TrainingOptions& options = run.options;
   const std::optional<std::string> resume = run.resume ? std::optional<std::string>(run.run_dir) : std::nullopt;
@@ -79,7 +115,7 @@ int run_train(const CliArgs& args) {
   std::printf("checkpoint   %s\n", outcome.last_checkpoint.c_str());
   std::printf("metrics      %s/metrics.jsonl\n", run_dir.c_str());
   std::printf("best graphs  %s/best/\n", run_dir.c_str());
-  if (outcome.stopped_early) std::printf("continue with: graphworld train --resume %s\n", run_dir.c_str());
+  if (outcome.stopped_early) std::printf("continue with: graphworld train --inline --resume %s\n", run_dir.c_str());
   return 0;
 }
 
@@ -88,16 +124,21 @@ int run_train(const CliArgs& args) {
 Subcommand train_command() {
   return {{"train",
            "CONFIG [key=value ...]",
-           "Train an agent (GNN policy, PPO) on one machine, in one process.",
+           "Train an agent (GNN policy, PPO) on this machine: a learner and actor processes, or --inline.",
            "CONFIG is a YAML file (configs/train.yaml lists every key with its default); key=value items\n"
            "override it, e.g. 'ppo.learning_rate=1e-3 train.graphs=[bert,nasrnn]'. An unknown key or a bad\n"
            "value is an error naming the key and the closest valid one.\n"
            "The run folder gets config.yaml, checkpoints/, metrics.jsonl (one JSON row per update) and best/\n"
            "(the cheapest graph found per training graph). Ctrl-C stops cleanly with a final checkpoint;\n"
-           "'graphworld train --resume RUN' continues (train.total_env_steps may be raised).",
+           "'graphworld train --resume RUN' continues (train.total_env_steps may be raised).\n"
+           "By default it runs the distributed system on this machine: 'graphworld learner' and\n"
+           "distributed.actors 'graphworld actor' processes over loopback sockets, restarting a crashed actor;\n"
+           "every rollout is kept in RUN/rollouts.h5. --inline trains in this one process instead (collection\n"
+           "and update on two threads), deterministically: a resumed --inline run equals an uninterrupted one.",
            {
                {"--run", "", "DIR", "the run folder (default runs/<config name>-<date-time>)"},
                {"--resume", "", "RUN", "continue the run in folder RUN from its newest checkpoint"},
+               {"--inline", "", "", "train in this process (deterministic; for debugging and exact reproduction)"},
                {"--checkpoint", "", "CKPT", "--resume: continue from this checkpoint instead (e.g. when the newest is damaged)"},
                {"--quiet", "-q", "", "no progress on stderr"},
            }},

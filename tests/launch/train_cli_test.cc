@@ -62,7 +62,7 @@ TEST(TrainCli, BadConfigsAreClearErrors) {
 // continues the run to its end.
 TEST(TrainCli, CtrlCStopsWithACheckpointAndResumeFinishes) {
   const std::string run = fresh("interrupted");
-  const std::string train = testing::graphworld_binary() + " train " + testing::source_dir() +
+  const std::string train = testing::graphworld_binary() + " train --inline " + testing::source_dir() +
                             "/configs/train.yaml --run " + run + kSmall + " train.total_env_steps=100000";
   std::string out;
   // Wait for the first checkpointed update to show in metrics, then interrupt.
@@ -71,12 +71,12 @@ TEST(TrainCli, CtrlCStopsWithACheckpointAndResumeFinishes) {
   ASSERT_EQ(testing::run_command(script, &out), 0) << out;
   EXPECT_NE(out.find("exit=0"), std::string::npos) << out;
   EXPECT_NE(out.find("stopped after"), std::string::npos) << out;
-  EXPECT_NE(out.find("continue with: graphworld train --resume " + run), std::string::npos) << out;
+  EXPECT_NE(out.find("continue with: graphworld train --inline --resume " + run), std::string::npos) << out;
   ASSERT_FALSE(std::filesystem::is_empty(run + "/checkpoints")) << out;
-  EXPECT_EQ(gw("train --resume " + run + " train.total_env_steps=192 --quiet", &out), 0) << out;
+  EXPECT_EQ(gw("train --inline --resume " + run + " train.total_env_steps=192 --quiet", &out), 0) << out;
   EXPECT_NE(out.find("finished after 3 updates and 192 real env steps"), std::string::npos) << out;
   // Resuming may lengthen a run, not change what it learns.
-  EXPECT_EQ(gw("train --resume " + run + " ppo.gamma=0.5", &out), 2) << out;
+  EXPECT_EQ(gw("train --inline --resume " + run + " ppo.gamma=0.5", &out), 2) << out;
   EXPECT_NE(out.find("ppo.gamma"), std::string::npos) << out;
 }
 
@@ -85,7 +85,7 @@ TEST(TrainCli, CtrlCStopsWithACheckpointAndResumeFinishes) {
 TEST(TrainCli, TrainExportAndOptimizeWithThePolicy) {
   const std::string run = fresh("short-run");
   std::string out;
-  ASSERT_EQ(gw("train " + testing::source_dir() + "/configs/train.yaml --run " + run + kSmall +
+  ASSERT_EQ(gw("train --inline " + testing::source_dir() + "/configs/train.yaml --run " + run + kSmall +
                    " train.total_env_steps=128 env.rates=" + testing::source_dir() + "/configs/gpu_rates.yaml",
                &out),
             0)

@@ -1,0 +1,35 @@
+// `graphworld train CONFIG` without --inline: the learner and
+// distributed.actors actor processes on this machine, supervised.
+//
+// - The learner starts first; actors start once it is listening
+//   (RUN/learner.ready).
+// - A crashed actor is restarted with backoff (1 s, doubling to 8 s; reset
+//   after a minute of running), under its old number; it rejoins with the
+//   current parameters.
+// - A crashed learner is restarted with --resume (at most 3 times); the
+//   actors keep running and reconnect by themselves.
+// - A stop request (Ctrl-C, SIGTERM) is passed to the learner alone, which
+//   writes its final checkpoint, flushes the store and tells the actors to
+//   stop; whatever still runs after 8 s gets SIGTERM, after 10 s SIGKILL.
+// Children run in their own process groups and die with the launcher.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace graphworld {
+
+struct SingleNodePlan {
+  std::string run_dir;
+  std::vector<std::string> learner_args;         // after the executable, for the first start
+  std::vector<std::string> learner_resume_args;  // for restarts after a crash
+  int32_t actors = 2;
+  bool quiet = false;
+};
+
+// Returns the exit code for `graphworld train`: 0 when training finished
+// or stopped cleanly.
+int run_single_node(const SingleNodePlan& plan, const std::function<bool()>& stop_requested);
+
+}  // namespace graphworld
