@@ -103,7 +103,8 @@ Subcommand bench_command() {
            "wire [MODEL]   (default resnet50) trajectory-message bytes per step, encode and decode-with-validation\n"
            "               steps/s, and the HDF5 rollout store's bytes per step and write steps/s. JSON keys:\n"
            "               model, nodes, message_bytes_per_step, encode_steps_per_s, decode_steps_per_s,\n"
-           "               store_bytes_per_step, store_write_steps_per_s, peak_rss_mib.",
+           "               store_bytes_per_step, store_write_steps_per_s, actors, ingest_steps_per_s,\n"
+           "               parameter_bytes, broadcast_s, broadcast_gb_per_s, peak_rss_mib.",
            {{"--repeats", "", "N", "io, rules: timed repetitions after one warm-up (default 5; rules 10)"},
             {"--steps", "", "N", "rules: random rewrites timed incrementally (default 50)"},
             {"--output", "-o", "FILE", "io: keep the exported model here (default: a temp file, removed)"},
@@ -117,6 +118,7 @@ Subcommand bench_command() {
             {"--batches", "", "LIST", "fidelity: batch sizes for the zoo models (default 1,2)"},
             {"--seconds", "", "S", "wire: time spent on each of encode and decode (default 3)"},
             {"--store-steps", "", "N", "wire: steps written to the store (default 2000000)"},
+            {"--actors", "", "N", "wire: synthetic actors for the ingest and broadcast measurements (default 2)"},
             {"--json", "", "", "print one JSON object"}}},
           run_bench};
 }

@@ -152,7 +152,7 @@ struct BodyEncoder {
     c.setChunkCount(m.chunk_count);
     c.setTotalBytes(m.total_bytes);
     c.setBlobChecksum(m.blob_checksum);
-    c.setChunkChecksum(fnv1a_64(m.data.data(), m.data.size()));
+    c.setChunkChecksum(word_checksum_64(m.data.data(), m.data.size()));
     c.setData(capnp::Data::Reader(reinterpret_cast<const kj::byte*>(m.data.data()), m.data.size()));
   }
   void operator()(const ParameterRequestMessage& m) { b.initParameterRequest().setHaveVersion(m.have_version); }
@@ -296,7 +296,7 @@ MessageBody decode_body(schema::Message::Body::Reader b, const MessageExpectatio
         invalid("parameter chunk " + std::to_string(m.chunk_index) + " of " + std::to_string(m.chunk_count));
       if (m.total_bytes > expect.max_parameter_bytes || data.size() > m.total_bytes)
         invalid("parameter chunk: " + std::to_string(m.total_bytes) + " bytes in all is more than allowed or than its data");
-      if (fnv1a_64(data.begin(), data.size()) != c.getChunkChecksum())
+      if (word_checksum_64(data.begin(), data.size()) != c.getChunkChecksum())
         invalid("parameter chunk " + std::to_string(m.chunk_index) + " of version " + std::to_string(m.version) +
                 ": its checksum does not match its data");
       m.data.assign(reinterpret_cast<const char*>(data.begin()), data.size());
@@ -427,7 +427,7 @@ std::string observation_problem(const Observation& o, int32_t expected_num_xfers
 
 std::vector<ParameterChunkMessage> split_parameters(int64_t version, const std::string& blob, size_t chunk_bytes) {
   if (chunk_bytes == 0) chunk_bytes = kParameterChunkBytes;
-  const uint64_t checksum = fnv1a_64(blob.data(), blob.size());
+  const uint64_t checksum = word_checksum_64(blob.data(), blob.size());
   // Equal chunks (the last may be shorter): a receiver places chunk i at
   // i * ceil(total / count) without being told offsets.
   const size_t count = std::max<size_t>(1, (blob.size() + chunk_bytes - 1) / chunk_bytes);
@@ -476,7 +476,7 @@ ParameterAssembler::Outcome ParameterAssembler::add(const ParameterChunkMessage&
   std::memcpy(blob_.data() + offset, chunk.data.data(), chunk.data.size());
   have_[chunk.chunk_index] = 1;
   if (++received_ < chunk_count_) return Outcome::kPartial;
-  if (fnv1a_64(blob_.data(), blob_.size()) != blob_checksum_) {
+  if (word_checksum_64(blob_.data(), blob_.size()) != blob_checksum_) {
     // Start this version over, so a resend of it can still complete.
     received_ = 0;
     have_.assign(chunk_count_, 0);

@@ -60,7 +60,7 @@ struct ParameterChunkMessage {
   int64_t version = 0;
   uint32_t chunk_index = 0, chunk_count = 0;
   uint64_t total_bytes = 0;
-  uint64_t blob_checksum = 0;  // FNV-1a 64 of the whole blob
+  uint64_t blob_checksum = 0;  // word_checksum_64 of the whole blob
   std::string data;            // its checksum is verified by decode_message()
 };
 struct MetricsMessage {

@@ -53,8 +53,9 @@ struct ParameterRequest {
 
 # Parameters are a byte blob (LibTorch archive) cut into chunks well under
 # Cap'n Proto's default traversal limit. Each chunk and the whole blob carry
-# FNV-1a 64 checksums; a receiver assembles a version only from chunks that
-# agree on its version, count, size and whole-blob checksum.
+# 64-bit checksums (word_checksum_64, common/checksum.h); a receiver
+# assembles a version only from chunks that agree on its version, count,
+# size and whole-blob checksum.
 struct ParameterChunk {
   version @0 :Int64;
   chunkIndex @1 :UInt32;
