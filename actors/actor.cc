@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "common/error.h"
+#include "common/process_memory.h"
 #include "learner/wire_message.h"
 
 namespace graphworld {
@@ -106,7 +107,7 @@ struct Actor::Impl {
     if (seconds_since(last_heartbeat) >= options.heartbeat_every_s) {
       last_heartbeat = Clock::now();
       transport->send_control(encode_message(Message{header(policy_version), HeartbeatMessage{
-                                                         static_cast<uint64_t>(counters.steps_sent), 0}}));
+                                                         static_cast<uint64_t>(counters.steps_sent), current_rss_bytes()}}));
     }
     if (!learner_lost && seconds_since(last_heard) > options.learner_timeout_s) {
       learner_lost = true;

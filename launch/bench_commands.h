@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "common/process_memory.h"
 #include "launch/cli_args.h"
 
 namespace graphworld {
@@ -14,7 +15,6 @@ int run_bench_rules(const CliArgs& args);     // cmd_bench_rules.cc
 int run_bench_policy(const CliArgs& args);    // cmd_bench_policy.cc
 int run_bench_wire(const CliArgs& args);      // cmd_bench_wire.cc
 
-double peak_rss_mib();
 std::vector<std::string> split_comma_list(const std::string& text);
 
 }  // namespace graphworld

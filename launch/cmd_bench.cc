@@ -33,12 +33,6 @@ int run_bench(const CliArgs& args) {
 
 }  // namespace
 
-double peak_rss_mib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is KiB on Linux
-}
-
 std::vector<std::string> split_comma_list(const std::string& text) {
   std::vector<std::string> items;
   size_t start = 0;

@@ -11,6 +11,7 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/process_memory.h"
 #include "common/rollout_store.h"
 #include "common/stopwatch.h"
 #include "learner/actor_registry.h"
@@ -54,6 +55,7 @@ struct DistributedLearner::Impl {
   double wall_s = 0;
   std::map<std::string, double> best_reduction_pct;  // per graph name, from episode summaries
   std::vector<std::string> parameter_messages;       // the current version, encoded, chunk by chunk
+  std::map<uint32_t, uint64_t> actor_rss_bytes;      // from each actor's latest heartbeat
   MessageExpectations expect;
 
   MessageHeader header() const {
@@ -104,7 +106,8 @@ struct DistributedLearner::Impl {
     const Message& m = *r.message;
     const bool joined = actors.heard_from(m.header.sender_id, m.header.incarnation, peer, std::chrono::steady_clock::now());
     if (joined) std::cerr << "learner: actor " << m.header.sender_id << " joined\n";
-    if (std::holds_alternative<HeartbeatMessage>(m.body)) {
+    if (const auto* beat = std::get_if<HeartbeatMessage>(&m.body)) {
+      actor_rss_bytes[m.header.sender_id] = beat->rss_bytes;
       transport->send_control(peer, encode_message(Message{header(), HeartbeatMessage{}}));
     } else if (std::holds_alternative<HelloMessage>(m.body) || std::holds_alternative<ParameterRequestMessage>(m.body)) {
       send_parameters_to(peer);
@@ -279,7 +282,13 @@ TrainingOutcome DistributedLearner::run(const std::function<bool()>& should_stop
                     {"stale_samples", static_cast<double>(s.counters.stale_samples)},
                     {"mean_policy_lag", s.counters.lag_samples > 0 ? s.counters.lag_sum / static_cast<double>(s.counters.lag_samples) : 0.0},
                     {"refused_messages", static_cast<double>(s.counters.refused_messages)},
-                    {"stored_steps", static_cast<double>(s.store->steps())}};
+                    {"stored_steps", static_cast<double>(s.store->steps())},
+                    {"learner_rss_mib", static_cast<double>(current_rss_bytes()) / (1 << 20)},
+                    {"actor_rss_mib_max", [&] {
+                       uint64_t most = 0;
+                       for (const auto& [id, bytes] : s.actor_rss_bytes) most = std::max(most, bytes);
+                       return static_cast<double>(most) / (1 << 20);
+                     }()}};
     batch.clear();
     batch_steps = 0;
     // Rows go out before the checkpoint: a resume drops rows after it.
