@@ -37,6 +37,7 @@ struct Actor::Impl {
   int64_t policy_version = -1;
   ParameterAssembler assembler;
   std::optional<std::pair<int64_t, std::string>> pending_parameters;  // taken at the next rollout boundary
+  uint64_t pending_from = 0, parameters_from = 0;  // the learner incarnation they came from
   bool learner_known = false;
   uint64_t learner_incarnation = 0;
   bool learner_lost = false;
@@ -85,8 +86,10 @@ struct Actor::Impl {
     }
     if (const auto* chunk = std::get_if<ParameterChunkMessage>(&m.body)) {
       std::string why;
-      if (assembler.add(*chunk, &why) == ParameterAssembler::Outcome::kComplete)
+      if (assembler.add(*chunk, &why) == ParameterAssembler::Outcome::kComplete) {
         pending_parameters.emplace(assembler.version(), assembler.take());
+        pending_from = learner_incarnation;
+      }
       else if (!why.empty())
         ++counters.refused_messages;
     } else if (const auto* stop = std::get_if<StopMessage>(&m.body)) {
@@ -122,6 +125,7 @@ struct Actor::Impl {
     try {
       policy->load_parameters(pending_parameters->second, "parameters of version " + std::to_string(pending_parameters->first));
       policy_version = pending_parameters->first;
+      parameters_from = pending_from;
       ++counters.parameter_versions;
     } catch (const Error& e) {
       ++counters.refused_messages;
@@ -140,6 +144,7 @@ Actor::Actor(std::vector<TrainingGraph> graphs, const RuleMatcher& matcher, Cost
   s.expect.run_id = options.run_id;
   s.expect.num_xfers = options.network.num_xfers;
   s.expect.num_graphs = static_cast<int32_t>(graphs.size());
+  s.expect.max_steps = 0;  // the learner sends no trajectories
   s.collector = std::make_unique<RolloutCollector>(std::move(graphs), matcher, cost, options.collector);
   s.policy = std::make_unique<PolicyNetwork>(options.network);
   s.transport = std::make_unique<ActorTransport>(endpoints, "actor-" + std::to_string(options.actor_id),
@@ -175,6 +180,7 @@ std::string Actor::run(const std::function<bool()>& should_stop) {
     const int64_t version = s.policy_version;
     std::optional<Rollout> rollout = s.collector->collect(*s.policy, version, stop_now);
     if (!rollout) return s.stop_reason;
+    rollout->parameters_from = s.parameters_from;
     const std::string bytes = encode_message(Message{s.header(version), std::move(*rollout)});
     const int64_t steps = int64_t{s.options.collector.num_envs} * s.options.collector.steps_per_env;
     if (!s.transport->send_trajectory(bytes, stop_now)) return s.stop_reason;

@@ -234,13 +234,21 @@ struct Datasets {
     flushed = Handle(checked<FormatError>(H5Dopen2(file, kFlushedSteps, H5P_DEFAULT), path + ": no flushed_steps"),
                      H5Dclose);
   }
-  // The last value of /flushed_steps (0 if none).
+  // The steps every column holds for sure: the largest count in
+  // /flushed_steps that no column falls short of. The counts only grow, but
+  // after a crash the newest row may be unwritten (HDF5's fill value 0) or
+  // ahead of a column, so the last few rows are read and checked.
   int64_t flushed_steps(const std::string& path) const {
+    hsize_t shortest = extent_of(by_column.front().get());
+    for (const Handle& d : by_column) shortest = std::min(shortest, extent_of(d.get()));
     const hsize_t n = extent_of(flushed.get());
-    if (n == 0) return 0;
-    int64_t value = 0;
-    read_rows(flushed.get(), H5T_NATIVE_INT64, n - 1, 1, &value, path + ": flushed_steps");
-    return value;
+    const hsize_t take = std::min<hsize_t>(n, 64);
+    std::vector<int64_t> values(take);
+    read_rows(flushed.get(), H5T_NATIVE_INT64, n - take, take, values.data(), path + ": flushed_steps");
+    int64_t best = 0;
+    for (int64_t v : values)
+      if (v > best && static_cast<hsize_t>(v) <= shortest) best = v;
+    return best;
   }
 };
 
@@ -408,10 +416,9 @@ void RolloutStoreReader::refresh() {
   if (H5Drefresh(s.datasets.flushed.get()) < 0) throw FormatError(s.path + ": refresh failed: " + hdf5_error_text());
   for (const Handle& d : s.datasets.by_column)
     if (H5Drefresh(d.get()) < 0) throw FormatError(s.path + ": refresh failed: " + hdf5_error_text());
-  int64_t steps = s.datasets.flushed_steps(s.path);
-  // A count no column reaches would be a damaged file; never read past the data.
-  for (const Handle& d : s.datasets.by_column) steps = std::min<int64_t>(steps, static_cast<int64_t>(extent_of(d.get())));
-  s.steps = steps;
+  // Never backwards: a refresh that catches the writer mid-flush may see
+  // less than the last one did.
+  s.steps = std::max(s.steps, s.datasets.flushed_steps(s.path));
 }
 
 int64_t RolloutStoreReader::steps() const { return impl_->steps; }

@@ -115,7 +115,7 @@ std::optional<std::string> receive_bytes(zmq::socket_t& socket, int timeout_ms) 
 class ZapHandler {
  public:
   ZapHandler(zmq::context_t& context, std::vector<std::string> admitted)
-      : socket_(context, zmq::socket_type::rep), admitted_(std::move(admitted)) {
+      : context_(context), socket_(context, zmq::socket_type::rep), admitted_(std::move(admitted)) {
     socket_.set(zmq::sockopt::linger, 0);
     socket_.bind(kZapEndpoint);
     thread_ = std::thread([this] { serve(); });
@@ -131,7 +131,17 @@ class ZapHandler {
       try {
         answer_one();
       } catch (const zmq::error_t&) {
-        // EINTR from a signal meant for the process: go round again.
+        // A signal (EINTR) or a failed reply part leaves the REP socket
+        // mid-exchange, where it would refuse every later request: start it
+        // over. A client caught in between retries its handshake.
+        try {
+          socket_.close();
+          socket_ = zmq::socket_t(context_, zmq::socket_type::rep);
+          socket_.set(zmq::sockopt::linger, 0);
+          socket_.bind(kZapEndpoint);
+        } catch (const zmq::error_t&) {
+          return;  // the context is closing
+        }
       }
     }
     socket_.close();
@@ -160,6 +170,7 @@ class ZapHandler {
       socket_.send(zmq::buffer(reply[i]), i + 1 < reply.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
   }
 
+  zmq::context_t& context_;
   zmq::socket_t socket_;
   std::vector<std::string> admitted_;
   std::atomic<bool> stop_{false};

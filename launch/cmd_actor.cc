@@ -63,13 +63,28 @@ int run_actor(const CliArgs& args) {
   actor.network.num_xfers = static_cast<int32_t>(matcher.num_rules());
   actor.collector = options.collector;
   Actor worker(load_training_graphs(options.graphs), matcher, *cost, endpoints, actor);
-  const std::string reason = worker.run([] { return stop_requested(); });
+  // A learner that could not rebind its old ports after a restart writes new
+  // ones: an actor that sees the file change stops, and its launcher starts
+  // it again on the new endpoints.
+  const std::string endpoints_text = read_text(run_dir + "/endpoints");
+  auto last_look = std::chrono::steady_clock::now();
+  bool moved = false;
+  const std::string reason = worker.run([&] {
+    if (stop_requested() || moved) return true;
+    if (std::chrono::steady_clock::now() - last_look > std::chrono::seconds(2)) {
+      last_look = std::chrono::steady_clock::now();
+      const std::string now = read_text(run_dir + "/endpoints");
+      moved = !now.empty() && now != endpoints_text;
+    }
+    return moved;
+  });
   restore_default_signals();
   const ActorCounters& c = worker.counters();
+  if (moved) std::fprintf(stderr, "actor %lld: the learner moved to new endpoints; restart me\n", static_cast<long long>(id));
   std::fprintf(stderr, "actor %lld: stopped (%s) after %lld rollouts, %lld steps, %lld parameter versions\n",
                static_cast<long long>(id), reason.c_str(), static_cast<long long>(c.rollouts_sent),
                static_cast<long long>(c.steps_sent), static_cast<long long>(c.parameter_versions));
-  return 0;
+  return moved ? 3 : 0;
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/rollout_store.h"
 #include "common/stopwatch.h"
 #include "env/rules/rule_library.h"
 #include "launch/commands.h"
@@ -28,6 +29,8 @@ namespace fs = std::filesystem;
 
 // A run's id: made once, kept in RUN/run_id; every message carries it.
 std::string run_id_of(const std::string& run_dir, bool resume) {
+  // The store is written first and names the run; run_id follows it.
+  if (resume && fs::exists(run_dir + "/rollouts.h5")) return RolloutStoreReader(run_dir + "/rollouts.h5").info().run_id;
   const std::string path = run_dir + "/run_id";
   if (resume && fs::exists(path)) {
     std::ifstream in(path);

@@ -110,7 +110,14 @@ int run_single_node(const SingleNodePlan& plan, const std::function<bool()>& sto
         }
       }
     }
-    if (learner_restart_pending && Clock::now() >= learner_restart_at) {
+    if (learner_restart_pending && stopping) {
+      // A stop came while the learner was down: its last checkpoint stands.
+      learner_restart_pending = false;
+      learner_done = true;
+      done_at = Clock::now();
+      for (ActorSlot& a : actors)
+        if (!a.restart_pending) a.process->signal(SIGTERM);
+    } else if (learner_restart_pending && Clock::now() >= learner_restart_at) {
       learner_restart_pending = false;
       learner = start_learner(plan.learner_resume_args);
     }

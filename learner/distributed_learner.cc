@@ -128,11 +128,7 @@ struct DistributedLearner::Impl {
     Rollout& rollout = std::get<Rollout>(m.body);
     rollout.policy_version = m.header.policy_version;
     const int64_t lag = learner->version() - rollout.policy_version;
-    if (lag < 0) {  // made with parameters this learner never had: another learner's, before a restart
-      counters.stale_samples += rollout.env_steps();
-      return;
-    }
-    if (lag > max_policy_lag) {
+    if (lag < 0 || lag > max_policy_lag) {  // (below 0: a version this learner never published)
       counters.stale_samples += rollout.env_steps();
       return;
     }
@@ -161,6 +157,8 @@ DistributedLearner::DistributedLearner(const Config& config, DistributedLearnerO
   s.expect.run_id = s.distributed.run_id;
   s.expect.num_xfers = s.distributed.num_xfers;
   s.expect.num_graphs = static_cast<int32_t>(s.distributed.graphs.size());
+  s.expect.max_steps = int64_t{s.options.collector.num_envs} * s.options.collector.steps_per_env;
+  s.expect.parameters_from = s.incarnation;
   std::error_code ec;
   if (!resume && fs::exists(run_dir) && !fs::is_empty(run_dir, ec))
     throw UsageError(run_dir + " already holds files; continue that run with --resume " + run_dir +

@@ -111,7 +111,14 @@ UpdateStats PpoLearner::update(const std::vector<const Rollout*>& rollouts) {
                                     torch::from_blob(ret.data(), {m}).clone(), e.entropy,
                                     PpoCoefficients{options_.clip, options_.value_coef, options_.entropy_coef});
       loss.total.backward();
-      stats.grad_norm += torch::nn::utils::clip_grad_norm_(module->parameters(), options_.max_grad_norm);
+      const double grad_norm = torch::nn::utils::clip_grad_norm_(module->parameters(), options_.max_grad_norm);
+      // A non-finite loss or gradient would poison every parameter (and,
+      // through them, every later rollout): the step is skipped and counted.
+      if (!std::isfinite(grad_norm) || !std::isfinite(loss.policy) || !std::isfinite(loss.value)) {
+        ++stats.skipped_minibatches;
+        continue;
+      }
+      stats.grad_norm += grad_norm;
       adam.step();
       stats.policy_loss += loss.policy;
       stats.value_loss += loss.value;
@@ -121,7 +128,7 @@ UpdateStats PpoLearner::update(const std::vector<const Rollout*>& rollouts) {
       ++minibatches;
     }
   }
-  const auto count = static_cast<double>(minibatches);
+  const auto count = static_cast<double>(std::max<int64_t>(1, minibatches));
   stats.policy_loss /= count;
   stats.value_loss /= count;
   stats.entropy /= count;

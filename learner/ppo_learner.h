@@ -41,6 +41,7 @@ struct UpdateStats {
   double explained_variance = 0;  // of the value targets by the acting values, over the whole batch
   double grad_norm = 0;           // before clipping
   double update_s = 0;            // wall time of the update
+  int64_t skipped_minibatches = 0;  // steps not taken: the loss or gradient was not finite
 };
 
 class PpoLearner {

@@ -54,6 +54,7 @@ struct Rollout {
   std::vector<RolloutSegment> segments;
   std::vector<EpisodeSummary> episodes;  // episodes that ended during the rollout
   int64_t policy_version = 0;            // the learner update the acting parameters came from
+  uint64_t parameters_from = 0;          // the incarnation of the learner process that sent them (0: in-process)
   int64_t env_steps() const;
 };
 

@@ -27,7 +27,8 @@ void append_metrics_row(const std::string& path, const UpdateReport& r) {
       .key("approx_kl").value(r.stats.approx_kl)
       .key("clip_fraction").value(r.stats.clip_fraction)
       .key("explained_variance").value(r.stats.explained_variance)
-      .key("grad_norm").value(r.stats.grad_norm);
+      .key("grad_norm").value(r.stats.grad_norm)
+      .key("skipped_minibatches").value(r.stats.skipped_minibatches);
   for (const auto& [name, value] : r.extra) j.key(name).value(value);
   j.key("best_reduction_pct").begin_object();
   for (const auto& [graph, pct] : r.best_reduction_pct) j.key(graph).value(pct);

@@ -22,8 +22,17 @@ namespace {
 constexpr int32_t kMaxNodes = 1 << 22;
 constexpr int32_t kMaxEdges = 1 << 23;
 constexpr int32_t kMaxLocations = 1 << 20;
+constexpr int64_t kMaxLocationsPerObservation = int64_t{1} << 28;  // keeps the int32 tables from overflowing
 constexpr size_t kMaxTextBytes = 4096;
 constexpr size_t kMaxMetrics = 4096;
+constexpr unsigned kMaxSegments = 1 << 16;
+constexpr unsigned kMaxEpisodes = 1 << 20;
+// Features are normalised to a few units; rewards, values and costs are
+// milliseconds or returns of them. Anything beyond this is corrupt and
+// would overflow the update's arithmetic.
+constexpr float kMaxMagnitude = 1e7f;
+
+bool plausible(float x) { return std::isfinite(x) && std::fabs(x) <= kMaxMagnitude; }
 
 // Thrown inside decode only, and turned into DecodeResult::error.
 struct Invalid {
@@ -87,6 +96,7 @@ void encode_observation(const Observation& o, schema::CompactObservation::Builde
 }
 
 void encode_rollout(const Rollout& rollout, schema::TrajectoryBatch::Builder b) {
+  b.setParametersFrom(rollout.parameters_from);
   auto segments = b.initSegments(static_cast<unsigned>(rollout.segments.size()));
   for (size_t s = 0; s < rollout.segments.size(); ++s) {
     const RolloutSegment& segment = rollout.segments[s];
@@ -199,6 +209,7 @@ Observation decode_observation(schema::CompactObservation::Reader r, int32_t num
     if (counts[i] < 1 || counts[i] > o.max_locations) invalid(where + ".locationCounts[" + std::to_string(i) + "] out of range");
     previous = xfers[i];
     total += counts[i];
+    if (total > kMaxLocationsPerObservation) invalid(where + ": more candidate locations than allowed");
   }
   for (size_t i = 0, x = 0; x < static_cast<size_t>(num_xfers); ++x) {
     if (i < xfers.size() && static_cast<size_t>(xfers[i]) == x) o.location_begin[x + 1] = o.location_begin[x] + counts[i++];
@@ -212,40 +223,65 @@ Observation decode_observation(schema::CompactObservation::Reader r, int32_t num
 }
 
 Rollout decode_rollout(schema::TrajectoryBatch::Reader r, const MessageExpectations& expect) {
+  // Each list reader is fetched once: Cap'n Proto charges every fetch
+  // against the traversal limit, so fetching per step would refuse long,
+  // honest segments.
   Rollout rollout;
-  for (unsigned s = 0; s < r.getSegments().size(); ++s) {
-    auto sr = r.getSegments()[s];
+  rollout.parameters_from = r.getParametersFrom();
+  const auto segments = r.getSegments();
+  if (segments.size() > kMaxSegments) invalid(std::to_string(segments.size()) + " segments is more than allowed");
+  if (r.getParametersFrom() != expect.parameters_from && expect.parameters_from != 0)
+    invalid("made with parameters from another learner process (one that ran before a restart)");
+  int64_t total_steps = 0;
+  for (unsigned s = 0; s < segments.size(); ++s) {
+    const auto sr = segments[s];
     const std::string where = "segment " + std::to_string(s);
-    const unsigned n = sr.getXfer().size();
-    if (sr.getGraphIndex().size() != n || sr.getEpisodeSeed().size() != n || sr.getEpisodeStep().size() != n ||
-        sr.getLocation().size() != n || sr.getLogProb().size() != n || sr.getValue().size() != n ||
-        sr.getReward().size() != n || sr.getDone().size() != n || sr.getCostMs().size() != n ||
-        sr.getObservations().size() != n)
+    const auto graph_index = sr.getGraphIndex();
+    const auto seed = sr.getEpisodeSeed();
+    const auto episode_step = sr.getEpisodeStep();
+    const auto xfer = sr.getXfer();
+    const auto location = sr.getLocation();
+    const auto log_prob = sr.getLogProb();
+    const auto value = sr.getValue();
+    const auto reward = sr.getReward();
+    const auto done = sr.getDone();
+    const auto cost = sr.getCostMs();
+    const auto observations = sr.getObservations();
+    const unsigned n = xfer.size();
+    if (graph_index.size() != n || seed.size() != n || episode_step.size() != n || location.size() != n ||
+        log_prob.size() != n || value.size() != n || reward.size() != n || done.size() != n || cost.size() != n ||
+        observations.size() != n)
       invalid(where + ": its step columns differ in length");
+    total_steps += n;
+    if (total_steps > expect.max_steps)
+      invalid("more than " + std::to_string(expect.max_steps) + " steps in one message (a rollout is smaller)");
     RolloutSegment segment;
     segment.bootstrap_value = sr.getBootstrapValue();
-    if (!std::isfinite(segment.bootstrap_value)) invalid(where + ": bootstrapValue is not finite");
-    segment.steps.resize(n);
+    if (!plausible(segment.bootstrap_value)) invalid(where + ": bootstrapValue is not a plausible number");
+    segment.steps.reserve(n);
     for (unsigned k = 0; k < n; ++k) {
       const std::string at = where + " step " + std::to_string(k);
-      RolloutStep& step = segment.steps[k];
-      step.graph_index = sr.getGraphIndex()[k];
-      step.episode_seed = sr.getEpisodeSeed()[k];
-      step.episode_step = sr.getEpisodeStep()[k];
-      step.action = Action{sr.getXfer()[k], sr.getLocation()[k]};
-      step.log_prob = sr.getLogProb()[k];
-      step.value = sr.getValue()[k];
-      step.reward = sr.getReward()[k];
-      step.done = sr.getDone()[k];
-      step.cost_ms = sr.getCostMs()[k];
+      RolloutStep step;
+      step.graph_index = graph_index[k];
+      step.episode_seed = seed[k];
+      step.episode_step = episode_step[k];
+      step.action = Action{xfer[k], location[k]};
+      step.log_prob = log_prob[k];
+      step.value = value[k];
+      step.reward = reward[k];
+      step.done = done[k];
+      step.cost_ms = cost[k];
       if (step.graph_index < 0 || step.graph_index >= expect.num_graphs)
         invalid(at + ": graph index " + std::to_string(step.graph_index) + " is not one of the run's " +
                 std::to_string(expect.num_graphs) + " graphs");
       if (step.episode_step < 0) invalid(at + ": negative episodeStep");
-      if (!std::isfinite(step.log_prob) || !std::isfinite(step.value) || !std::isfinite(step.reward) ||
-          !std::isfinite(step.cost_ms) || step.log_prob > 0)
-        invalid(at + ": logProb, value, reward or costMs is not a finite number (or logProb is positive)");
-      step.observation = decode_observation(sr.getObservations()[k], expect.num_xfers, at);
+      // A sampled action's log-probability is far above -1e3 (float32
+      // probabilities underflow near -104); larger magnitudes elsewhere
+      // would overflow PPO's ratio or the value loss.
+      if (!(step.log_prob <= 0 && step.log_prob > -1e3f) || !plausible(step.value) || !plausible(step.reward) ||
+          !(std::isfinite(step.cost_ms) && step.cost_ms >= 0))
+        invalid(at + ": logProb, value, reward or costMs is out of range (or not a number)");
+      step.observation = decode_observation(observations[k], expect.num_xfers, at);
       const Observation& o = step.observation;
       const Action a = step.action;
       if (a.xfer < 0 || a.xfer > o.num_xfers || !o.xfer_mask[static_cast<size_t>(a.xfer)])
@@ -253,11 +289,14 @@ Rollout decode_rollout(schema::TrajectoryBatch::Reader r, const MessageExpectati
       if (a.xfer != o.num_xfers && (a.location < 0 || a.location >= o.location_count(a.xfer)))
         invalid(at + ": location " + std::to_string(a.location) + " is not one of xfer " + std::to_string(a.xfer) +
                 "'s " + std::to_string(o.location_count(a.xfer)) + " listed locations");
+      segment.steps.push_back(std::move(step));
     }
     rollout.segments.push_back(std::move(segment));
   }
-  for (unsigned e = 0; e < r.getEpisodes().size(); ++e) {
-    auto er = r.getEpisodes()[e];
+  const auto episodes = r.getEpisodes();
+  if (episodes.size() > kMaxEpisodes) invalid(std::to_string(episodes.size()) + " episode summaries is more than allowed");
+  for (unsigned e = 0; e < episodes.size(); ++e) {
+    const auto er = episodes[e];
     EpisodeSummary summary;
     summary.graph = text(er.getGraph(), "episode " + std::to_string(e) + ".graph");
     summary.reduction_pct = er.getReductionPct();
@@ -292,8 +331,9 @@ MessageBody decode_body(schema::Message::Body::Reader b, const MessageExpectatio
       m.blob_checksum = c.getBlobChecksum();
       auto data = c.getData();
       if (m.version < 0) invalid("parameter chunk: negative version");
-      if (m.chunk_count == 0 || m.chunk_index >= m.chunk_count)
-        invalid("parameter chunk " + std::to_string(m.chunk_index) + " of " + std::to_string(m.chunk_count));
+      if (m.chunk_count == 0 || m.chunk_index >= m.chunk_count || m.chunk_count > std::max<uint64_t>(1, m.total_bytes))
+        invalid("parameter chunk " + std::to_string(m.chunk_index) + " of " + std::to_string(m.chunk_count) +
+                " does not fit a blob of " + std::to_string(m.total_bytes) + " bytes");
       if (m.total_bytes > expect.max_parameter_bytes || data.size() > m.total_bytes)
         invalid("parameter chunk: " + std::to_string(m.total_bytes) + " bytes in all is more than allowed or than its data");
       if (word_checksum_64(data.begin(), data.size()) != c.getChunkChecksum())
@@ -305,13 +345,15 @@ MessageBody decode_body(schema::Message::Body::Reader b, const MessageExpectatio
     case schema::Message::Body::PARAMETER_REQUEST:
       return ParameterRequestMessage{b.getParameterRequest().getHaveVersion()};
     case schema::Message::Body::METRICS: {
-      auto m = b.getMetrics();
-      if (m.getNames().size() != m.getValues().size() || m.getNames().size() > kMaxMetrics)
+      const auto m = b.getMetrics();
+      const auto names = m.getNames();
+      const auto values = m.getValues();
+      if (names.size() != values.size() || names.size() > kMaxMetrics)
         invalid("metrics: names and values differ in count, or there are too many");
       MetricsMessage out;
-      for (unsigned i = 0; i < m.getNames().size(); ++i) {
-        out.names.push_back(text(m.getNames()[i], "metrics.names"));
-        out.values.push_back(m.getValues()[i]);
+      for (unsigned i = 0; i < names.size(); ++i) {
+        out.names.push_back(text(names[i], "metrics.names"));
+        out.values.push_back(values[i]);
       }
       return out;
     }
@@ -398,7 +440,7 @@ std::string observation_problem(const Observation& o, int32_t expected_num_xfers
     return "feature or edge arrays do not match the node and edge counts";
   for (const std::vector<float>* v : {&g.node_features, &g.edge_features, &g.globals})
     for (float x : *v)
-      if (!std::isfinite(x)) return "a feature is not finite";
+      if (!plausible(x)) return "a feature is not finite or beyond +-1e7";
   for (size_t e = 0; e < edges; ++e)
     if (g.senders[e] < 0 || g.senders[e] >= g.num_nodes || g.receivers[e] < 0 || g.receivers[e] >= g.num_nodes)
       return "edge " + std::to_string(e) + " names a node outside the graph";
@@ -409,6 +451,7 @@ std::string observation_problem(const Observation& o, int32_t expected_num_xfers
     return "the xfer mask or location table does not have one entry per xfer and NO-OP";
   for (uint8_t bit : o.xfer_mask)
     if (bit > 1) return "the xfer mask holds a value other than 0 and 1";
+  if (o.xfer_mask[xfers] != 1) return "the xfer mask does not allow NO-OP, which is always allowed";
   if (o.location_begin[0] != 0) return "the location table does not start at 0";
   for (size_t x = 0; x < xfers; ++x)
     if (o.location_begin[x + 1] < o.location_begin[x] || o.location_begin[x + 1] - o.location_begin[x] > o.max_locations)
@@ -451,7 +494,9 @@ ParameterAssembler::Outcome ParameterAssembler::add(const ParameterChunkMessage&
                     std::to_string(chunk.version) + ": " + reason;
     return Outcome::kRefused;
   };
-  if (chunk.chunk_count == 0 || chunk.chunk_index >= chunk.chunk_count) return refuse("index outside its count");
+  if (chunk.chunk_count == 0 || chunk.chunk_index >= chunk.chunk_count ||
+      chunk.chunk_count > std::max<uint64_t>(1, chunk.total_bytes))
+    return refuse("index outside its count, or more chunks than bytes");
   if (chunk.total_bytes > max_bytes_) return refuse("larger than the limit of " + std::to_string(max_bytes_) + " bytes");
   if (chunk.version < version_ || (chunk.version == version_ && complete_)) return Outcome::kStale;
   if (chunk.version > version_) {

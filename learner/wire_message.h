@@ -88,6 +88,8 @@ struct MessageExpectations {
   std::string run_id;
   int32_t num_xfers = 0;      // observations must come from this rule library
   int32_t num_graphs = 0;     // graph indices in trajectories must be below this
+  int64_t max_steps = int64_t{1} << 20;  // steps in one trajectory message
+  uint64_t parameters_from = 0;  // this learner's incarnation: trajectories made with another's are refused (0: any)
   size_t max_message_bytes = size_t{512} << 20;
   uint64_t max_parameter_bytes = uint64_t{1} << 30;
 };
@@ -104,6 +106,7 @@ DecodeResult decode_message(std::span<const uint8_t> bytes, const MessageExpecta
 // features, the location tables); empty if it holds. Used on every
 // received observation.
 std::string observation_problem(const Observation& observation, int32_t expected_num_xfers);
+// (It also requires NO-OP to be allowed and features within +-1e7.)
 
 // The chunks of one parameter version, each at most chunk_bytes of `blob`.
 std::vector<ParameterChunkMessage> split_parameters(int64_t version, const std::string& blob,

@@ -75,6 +75,7 @@ struct Metrics {
 struct TrajectoryBatch {
   segments @0 :List(Segment);
   episodes @1 :List(EpisodeEnd);
+  parametersFrom @2 :UInt64;   # the incarnation of the learner whose parameters acted
 }
 
 struct EpisodeEnd {

@@ -200,6 +200,12 @@ TEST(WireMessage, HeaderChecksNameWhatIsWrong) {
   MessageExpectations other_rules = expectations();
   other_rules.num_xfers += 1;
   EXPECT_NE(decode(encode_message(m), other_rules).error.find("rule library"), std::string::npos);
+  MessageExpectations short_rollouts = expectations();
+  short_rollouts.max_steps = 5;
+  EXPECT_NE(decode(encode_message(m), short_rollouts).error.find("more than 5 steps"), std::string::npos);
+  MessageExpectations other_learner = expectations();
+  other_learner.parameters_from = 77;
+  EXPECT_NE(decode(encode_message(m), other_learner).error.find("another learner"), std::string::npos);
   EXPECT_NE(decode("").error.find("empty"), std::string::npos);
   EXPECT_NE(decode("12345").error.find("8-byte words"), std::string::npos);
 }
@@ -213,8 +219,10 @@ TEST(WireMessage, BrokenInvariantsAreRefused) {
   };
   const std::vector<Case> cases = {
       {"graph index", [](RolloutStep& s) { s.graph_index = 1; }, "graph index"},
-      {"reward", [](RolloutStep& s) { s.reward = std::nanf(""); }, "not a finite"},
-      {"log-prob", [](RolloutStep& s) { s.log_prob = 0.5f; }, "positive"},
+      {"reward", [](RolloutStep& s) { s.reward = std::nanf(""); }, "out of range"},
+      {"huge reward", [](RolloutStep& s) { s.reward = 1e30f; }, "out of range"},
+      {"log-prob", [](RolloutStep& s) { s.log_prob = 0.5f; }, "out of range"},
+      {"no NO-OP", [](RolloutStep& s) { s.observation.xfer_mask.back() = 0; }, "NO-OP"},
       {"feature", [](RolloutStep& s) { s.observation.graph.node_features[3] = INFINITY; }, "not finite"},
       {"sender", [](RolloutStep& s) { s.observation.graph.senders[0] = s.observation.graph.num_nodes; }, "outside"},
       {"edge count", [](RolloutStep& s) { s.observation.graph.num_edges += 1; }, "edgeFeatures"},
