@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/process_memory.h"
+#include "learner/compute_threads.h"
 #include "learner/wire_message.h"
 
 namespace graphworld {
@@ -38,6 +39,7 @@ struct Actor::Impl {
   ParameterAssembler assembler;
   std::optional<std::pair<int64_t, std::string>> pending_parameters;  // taken at the next rollout boundary
   uint64_t pending_from = 0, parameters_from = 0;  // the learner incarnation they came from
+  int32_t sent_with_version = 0;
   bool learner_known = false;
   uint64_t learner_incarnation = 0;
   bool learner_lost = false;
@@ -126,6 +128,7 @@ struct Actor::Impl {
       policy->load_parameters(pending_parameters->second, "parameters of version " + std::to_string(pending_parameters->first));
       policy_version = pending_parameters->first;
       parameters_from = pending_from;
+      sent_with_version = 0;
       ++counters.parameter_versions;
     } catch (const Error& e) {
       ++counters.refused_messages;
@@ -157,6 +160,11 @@ const ActorCounters& Actor::counters() const { return impl_->counters; }
 
 std::string Actor::run(const std::function<bool()>& should_stop) {
   Impl& s = *impl_;
+  // One thread, as the in-process trainer's collector: on a small machine
+  // the learner and the other actors need the other cores, and an OpenMP
+  // pool spinning here would take them.
+  ComputeThreads threads(s.options.threads);
+  keep_freed_tensor_memory();
   auto stop_now = [&] {
     s.poll_learner();
     if (s.stop_reason.empty() && should_stop && should_stop()) s.stop_reason = "asked to stop";
@@ -164,10 +172,18 @@ std::string Actor::run(const std::function<bool()>& should_stop) {
   };
   s.send_hello();
   while (true) {
-    // Parameters first: a rollout is made with one version, start to end.
-    while (s.policy_version < 0 || s.pending_parameters) {
+    // Parameters first: a rollout is made with one version, start to end;
+    // and no more than rollouts_per_version rollouts with any one version,
+    // unless no new version comes for 2 s (a learner that dropped our
+    // rollouts as stale would otherwise never publish one).
+    const Clock::time_point waiting_since = Clock::now();
+    while (s.policy_version < 0 || s.pending_parameters || s.sent_with_version >= s.options.rollouts_per_version) {
       s.take_pending_parameters();
-      if (s.policy_version >= 0) break;
+      if (s.policy_version >= 0 && s.sent_with_version < s.options.rollouts_per_version) break;
+      if (s.policy_version >= 0 && seconds_since(waiting_since) > 2.0) {
+        s.sent_with_version = 0;
+        break;
+      }
       // Ask again every second: a request sent before the connection was up
       // is dropped, and so is a reply sent into a dying one.
       if (seconds_since(s.last_request) >= 1.0) {
@@ -185,6 +201,7 @@ std::string Actor::run(const std::function<bool()>& should_stop) {
     const int64_t steps = int64_t{s.options.collector.num_envs} * s.options.collector.steps_per_env;
     if (!s.transport->send_trajectory(bytes, stop_now)) return s.stop_reason;
     ++s.counters.rollouts_sent;
+    ++s.sent_with_version;
     s.counters.steps_sent += steps;
   }
 }

@@ -31,6 +31,11 @@ struct ActorOptions {
   std::string run_id;
   TransportOptions transport;
   double heartbeat_every_s = 1.0;
+  int32_t threads = 1;              // LibTorch threads for inference
+  // Rollouts sent with one parameter version before waiting for the next:
+  // an actor faster than the learner would otherwise fill the queues with
+  // rollouts too old to learn from (policy lag).
+  int32_t rollouts_per_version = 2;
   double learner_timeout_s = 5.0;   // silence after which the learner is reported lost
   PolicyNetworkConfig network;      // as the learner's
   RolloutCollectorOptions collector;  // its seed is replaced by one derived from id and incarnation

@@ -5,6 +5,7 @@
 // parameters the learner sends and streams rollouts back. It waits for the
 // learner (RUN/endpoints) to appear, keeps retrying while the learner is
 // away, and exits 0 when the learner says stop or on Ctrl-C / SIGTERM.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -59,6 +60,10 @@ int run_actor(const CliArgs& args) {
   actor.incarnation = (static_cast<uint64_t>(device()) << 32) ^ device();
   actor.run_id = run_id;
   actor.learner_timeout_s = config.get_double("distributed.heartbeat_timeout_s");
+  actor.threads = options.threads;
+  // The learner updates once per rollout: two actors sending one rollout per
+  // version each, or one sending two, keep the mean lag near two updates.
+  actor.rollouts_per_version = std::max<int32_t>(1, 2 / static_cast<int32_t>(config.get_int("distributed.actors")));
   actor.network = options.network;
   actor.network.num_xfers = static_cast<int32_t>(matcher.num_rules());
   actor.collector = options.collector;
