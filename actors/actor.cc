@@ -39,7 +39,9 @@ struct Actor::Impl {
   ParameterAssembler assembler;
   std::optional<std::pair<int64_t, std::string>> pending_parameters;  // taken at the next rollout boundary
   uint64_t pending_from = 0, parameters_from = 0;  // the learner incarnation they came from
-  int32_t sent_with_version = 0;
+  // Trajectory messages sent to the current learner incarnation, and how
+  // many of them it says it has taken.
+  uint64_t sent_to_learner = 0, receipted = 0;
   bool learner_known = false;
   uint64_t learner_incarnation = 0;
   bool learner_lost = false;
@@ -84,6 +86,8 @@ struct Actor::Impl {
       learner_known = true;
       learner_incarnation = m.header.incarnation;
       assembler = ParameterAssembler();
+      // Messages sent to an earlier learner are not this one's to receipt.
+      sent_to_learner = receipted = 0;
       send_hello();
     }
     if (const auto* chunk = std::get_if<ParameterChunkMessage>(&m.body)) {
@@ -98,6 +102,8 @@ struct Actor::Impl {
       stop_reason = "the learner said stop: " + stop->reason;
       // The learner waits for this before it closes.
       transport->send_control(encode_message(Message{header(policy_version), StopMessage{"stopping"}}));
+    } else if (const auto* receipt = std::get_if<ReceiptMessage>(&m.body)) {
+      receipted = std::max(receipted, receipt->trajectories_taken);
     } else if (!std::holds_alternative<HeartbeatMessage>(m.body)) {
       ++counters.refused_messages;
     }
@@ -106,7 +112,7 @@ struct Actor::Impl {
   // Everything the learner sent, a heartbeat when one is due, and the
   // learner-lost report. Called once per environment step.
   void poll_learner(int timeout_ms = 0) {
-    if (auto bytes = transport->receive_published(timeout_ms)) handle(*bytes);
+    if (timeout_ms > 0) transport->wait(timeout_ms);
     while (auto bytes = transport->receive_published(0)) handle(*bytes);
     while (auto bytes = transport->receive_control(0)) handle(*bytes);
     if (seconds_since(last_heartbeat) >= options.heartbeat_every_s) {
@@ -128,7 +134,6 @@ struct Actor::Impl {
       policy->load_parameters(pending_parameters->second, "parameters of version " + std::to_string(pending_parameters->first));
       policy_version = pending_parameters->first;
       parameters_from = pending_from;
-      sent_with_version = 0;
       ++counters.parameter_versions;
     } catch (const Error& e) {
       ++counters.refused_messages;
@@ -172,21 +177,29 @@ std::string Actor::run(const std::function<bool()>& should_stop) {
   };
   s.send_hello();
   while (true) {
-    // Parameters first: a rollout is made with one version, start to end;
-    // and no more than rollouts_per_version rollouts with any one version,
-    // unless no new version comes for 2 s (a learner that dropped our
-    // rollouts as stale would otherwise never publish one).
+    // Parameters first: a rollout is made with one version, start to end.
+    // And no rollout starts while more than max_unreceipted earlier ones
+    // wait for the learner (waiting at most receipt_wait_s for a receipt),
+    // so what it makes is acted with nearly the learner's newest version.
     const Clock::time_point waiting_since = Clock::now();
-    while (s.policy_version < 0 || s.pending_parameters || s.sent_with_version >= s.options.rollouts_per_version) {
+    auto may_start = [&] {
+      if (s.policy_version < 0) return false;
+      const uint64_t waiting = s.sent_to_learner > s.receipted ? s.sent_to_learner - s.receipted : 0;
+      return waiting <= static_cast<uint64_t>(s.options.max_unreceipted) ||
+             seconds_since(waiting_since) > s.options.receipt_wait_s;
+    };
+    while (true) {
       s.take_pending_parameters();
-      if (s.policy_version >= 0 && s.sent_with_version < s.options.rollouts_per_version) break;
-      if (s.policy_version >= 0 && seconds_since(waiting_since) > 2.0) {
-        s.sent_with_version = 0;
+      if (may_start()) {
+        // The newest parameters that came while waiting for the receipt.
+        s.poll_learner(0);
+        s.take_pending_parameters();
         break;
       }
-      // Ask again every second: a request sent before the connection was up
-      // is dropped, and so is a reply sent into a dying one.
-      if (seconds_since(s.last_request) >= 1.0) {
+      // Without parameters, ask again every second: a request sent before
+      // the connection was up is dropped, and so is a reply sent into a
+      // dying one.
+      if (s.policy_version < 0 && seconds_since(s.last_request) >= 1.0) {
         s.last_request = Clock::now();
         s.transport->send_control(encode_message(Message{s.header(s.policy_version), ParameterRequestMessage{s.policy_version}}));
       }
@@ -201,7 +214,7 @@ std::string Actor::run(const std::function<bool()>& should_stop) {
     const int64_t steps = int64_t{s.options.collector.num_envs} * s.options.collector.steps_per_env;
     if (!s.transport->send_trajectory(bytes, stop_now)) return s.stop_reason;
     ++s.counters.rollouts_sent;
-    ++s.sent_with_version;
+    ++s.sent_to_learner;
     s.counters.steps_sent += steps;
   }
 }

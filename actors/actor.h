@@ -32,10 +32,16 @@ struct ActorOptions {
   TransportOptions transport;
   double heartbeat_every_s = 1.0;
   int32_t threads = 1;              // LibTorch threads for inference
-  // Rollouts sent with one parameter version before waiting for the next:
-  // an actor faster than the learner would otherwise fill the queues with
-  // rollouts too old to learn from (policy lag).
-  int32_t rollouts_per_version = 2;
+  // Trajectory messages the learner may not yet have taken when a new
+  // rollout starts. The learner takes messages until it has a batch, then
+  // updates; with 0, a rollout made while it updates is taken right after,
+  // one version old (as the in-process trainer's overlap), and no rollout
+  // waits in a queue behind another. An actor faster than the learner would
+  // otherwise fill the queues with rollouts too old to learn from. A lost
+  // receipt (or a learner that has not yet heard this actor's hello)
+  // delays the next rollout by receipt_wait_s at most.
+  int32_t max_unreceipted = 0;
+  double receipt_wait_s = 2.0;
   double learner_timeout_s = 5.0;   // silence after which the learner is reported lost
   PolicyNetworkConfig network;      // as the learner's
   RolloutCollectorOptions collector;  // its seed is replaced by one derived from id and incarnation

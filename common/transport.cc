@@ -370,4 +370,10 @@ std::optional<std::string> ActorTransport::receive_control(int timeout_ms) {
   return receive_bytes(impl_->control, timeout_ms);
 }
 
+bool ActorTransport::wait(int timeout_ms) {
+  zmq::pollitem_t items[] = {{impl_->published.handle(), 0, ZMQ_POLLIN, 0},
+                             {impl_->control.handle(), 0, ZMQ_POLLIN, 0}};
+  return poll_sockets(items, 2, timeout_ms) > 0;
+}
+
 }  // namespace graphworld

@@ -118,6 +118,8 @@ class ActorTransport {
   // Control to the learner; false if it cannot be queued now (never blocks).
   bool send_control(const std::string& bytes);
   std::optional<std::string> receive_control(int timeout_ms);
+  // Waits up to timeout_ms until a published or a control message is there.
+  bool wait(int timeout_ms);
 
   struct Impl;
 

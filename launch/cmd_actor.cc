@@ -61,12 +61,16 @@ int run_actor(const CliArgs& args) {
   actor.run_id = run_id;
   actor.learner_timeout_s = config.get_double("distributed.heartbeat_timeout_s");
   actor.threads = options.threads;
-  // The learner updates once per rollout: two actors sending one rollout per
-  // version each, or one sending two, keep the mean lag near two updates.
-  actor.rollouts_per_version = std::max<int32_t>(1, 2 / static_cast<int32_t>(config.get_int("distributed.actors")));
   actor.network = options.network;
   actor.network.num_xfers = static_cast<int32_t>(matcher.num_rules());
   actor.collector = options.collector;
+  // One update takes num_envs * steps_per_env steps. Each of the N actors
+  // collects 1/N of them per message, so one update's batch comes from all
+  // of them; with each starting a rollout only once the learner took its
+  // last one (the receipts), the mean lag stays near one version however
+  // many actors there are. Fewer live actors still fill updates, only more slowly.
+  const int64_t actors = config.get_int("distributed.actors");
+  actor.collector.steps_per_env = static_cast<int32_t>((options.collector.steps_per_env + actors - 1) / actors);
   Actor worker(load_training_graphs(options.graphs), matcher, *cost, endpoints, actor);
   // A learner that could not rebind its old ports after a restart writes new
   // ones: an actor that sees the file change stops, and its launcher starts

@@ -39,4 +39,9 @@ std::vector<std::string> ActorRegistry::live_peers() const {
   return peers;
 }
 
+std::string ActorRegistry::peer_of(uint32_t actor_id, uint64_t incarnation) const {
+  const auto it = actors_.find(actor_id);
+  return it != actors_.end() && it->second.incarnation == incarnation ? it->second.peer : std::string();
+}
+
 }  // namespace graphworld

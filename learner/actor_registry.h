@@ -30,6 +30,9 @@ class ActorRegistry {
   int64_t losses() const { return losses_; }
   // The routing identities of the live actors (for broadcasts like stop).
   std::vector<std::string> live_peers() const;
+  // The routing identity of this incarnation of the actor, or empty if it
+  // has not said hello (or a newer incarnation has).
+  std::string peer_of(uint32_t actor_id, uint64_t incarnation) const;
 
  private:
   struct Entry {

@@ -56,6 +56,9 @@ struct DistributedLearner::Impl {
   std::map<std::string, double> best_reduction_pct;  // per graph name, from episode summaries
   std::vector<std::string> parameter_messages;       // the current version, encoded, chunk by chunk
   std::map<uint32_t, uint64_t> actor_rss_bytes;      // from each actor's latest heartbeat
+  // Per actor id: its latest incarnation and how many of that incarnation's
+  // trajectory messages this learner has taken (the receipts' count).
+  std::map<uint32_t, std::pair<uint64_t, uint64_t>> trajectories_taken;
   MessageExpectations expect;
 
   MessageHeader header() const {
@@ -117,6 +120,20 @@ struct DistributedLearner::Impl {
     if (joined && std::holds_alternative<HeartbeatMessage>(m.body)) send_parameters_to(peer);
   }
 
+  // Tells the actor that sent a trajectory message (taken into a batch, or
+  // counted stale) how many of its messages this learner has taken: it
+  // starts a new rollout only once its last one is taken, which bounds lag.
+  void send_receipt(const MessageHeader& sender) {
+    auto& [incarnation, taken] = trajectories_taken[sender.sender_id];
+    if (incarnation != sender.incarnation) {
+      incarnation = sender.incarnation;
+      taken = 0;
+    }
+    ++taken;
+    const std::string peer = actors.peer_of(sender.sender_id, sender.incarnation);
+    if (!peer.empty()) transport->send_control(peer, encode_message(Message{header(), ReceiptMessage{taken}}));
+  }
+
   // A trajectory message: accepted into `batch` (and the store) or counted.
   void handle_trajectory(const std::string& bytes, std::vector<Rollout>& batch, int64_t& batch_steps) {
     DecodeResult r = decode_message(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), expect);
@@ -125,6 +142,7 @@ struct DistributedLearner::Impl {
       return;
     }
     Message& m = *r.message;
+    send_receipt(m.header);
     Rollout& rollout = std::get<Rollout>(m.body);
     rollout.policy_version = m.header.policy_version;
     const int64_t lag = learner->version() - rollout.policy_version;

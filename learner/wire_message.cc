@@ -166,6 +166,7 @@ struct BodyEncoder {
     c.setData(capnp::Data::Reader(reinterpret_cast<const kj::byte*>(m.data.data()), m.data.size()));
   }
   void operator()(const ParameterRequestMessage& m) { b.initParameterRequest().setHaveVersion(m.have_version); }
+  void operator()(const ReceiptMessage& m) { b.initReceipt().setTrajectoriesTaken(m.trajectories_taken); }
   void operator()(const MetricsMessage& m) {
     auto metrics = b.initMetrics();
     auto names = metrics.initNames(static_cast<unsigned>(m.names.size()));
@@ -344,6 +345,8 @@ MessageBody decode_body(schema::Message::Body::Reader b, const MessageExpectatio
     }
     case schema::Message::Body::PARAMETER_REQUEST:
       return ParameterRequestMessage{b.getParameterRequest().getHaveVersion()};
+    case schema::Message::Body::RECEIPT:
+      return ReceiptMessage{b.getReceipt().getTrajectoriesTaken()};
     case schema::Message::Body::METRICS: {
       const auto m = b.getMetrics();
       const auto names = m.getNames();
@@ -365,7 +368,7 @@ MessageBody decode_body(schema::Message::Body::Reader b, const MessageExpectatio
 
 const char* message_kind(const MessageBody& body) {
   static constexpr const char* kNames[] = {"hello",           "heartbeat",         "stop",   "trajectory",
-                                           "parameter chunk", "parameter request", "metrics"};
+                                           "parameter chunk", "parameter request", "metrics", "receipt"};
   return kNames[body.index()];
 }
 

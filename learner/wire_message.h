@@ -63,13 +63,18 @@ struct ParameterChunkMessage {
   uint64_t blob_checksum = 0;  // word_checksum_64 of the whole blob
   std::string data;            // its checksum is verified by decode_message()
 };
+// The learner's count of trajectory messages it has taken from the receiving
+// actor's current incarnation (see Receipt in messages.capnp).
+struct ReceiptMessage {
+  uint64_t trajectories_taken = 0;
+};
 struct MetricsMessage {
   std::vector<std::string> names;
   std::vector<double> values;
 };
 
 using MessageBody = std::variant<HelloMessage, HeartbeatMessage, StopMessage, Rollout, ParameterChunkMessage,
-                                 ParameterRequestMessage, MetricsMessage>;
+                                 ParameterRequestMessage, MetricsMessage, ReceiptMessage>;
 
 struct Message {
   MessageHeader header;

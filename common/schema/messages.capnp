@@ -20,6 +20,7 @@ struct Message {
     parameterChunk @5 :ParameterChunk;
     parameterRequest @6 :ParameterRequest;
     metrics @7 :Metrics;
+    receipt @8 :Receipt;
   }
 }
 
@@ -41,6 +42,14 @@ struct Hello {
 struct Heartbeat {
   stepsSent @0 :UInt64;
   rssBytes @1 :UInt64;
+}
+
+# The learner to one actor: how many of this actor incarnation's trajectory
+# messages it has taken (into a batch, or counted as stale). An actor keeps
+# starts a rollout only once its previous one is taken, which bounds policy
+# lag however many actors there are.
+struct Receipt {
+  trajectoriesTaken @0 :UInt64;
 }
 
 struct Stop {

@@ -146,7 +146,8 @@ TEST(WireMessage, ControlMessagesRoundTrip) {
   header.sender_id = kLearnerSenderId;
   const std::vector<MessageBody> bodies = {
       HelloMessage{"actor", "node-3", 4242}, HeartbeatMessage{1000, 1u << 30}, StopMessage{"the run ended"},
-      ParameterRequestMessage{-1}, MetricsMessage{{"env_steps_per_s", "rss_mib"}, {512.5, 300}}};
+      ParameterRequestMessage{-1}, MetricsMessage{{"env_steps_per_s", "rss_mib"}, {512.5, 300}},
+      ReceiptMessage{7}};
   for (const MessageBody& body : bodies) {
     const DecodeResult got = decode(encode_message(Message{header, body}));
     ASSERT_TRUE(got.message) << message_kind(body) << ": " << got.error;
@@ -158,6 +159,8 @@ TEST(WireMessage, ControlMessagesRoundTrip) {
   EXPECT_EQ(std::get<HelloMessage>(hello.message->body).pid, 4242u);
   const DecodeResult metrics = decode(encode_message(Message{header, MetricsMessage{{"a", "b"}, {1.5, 2}}}));
   EXPECT_EQ(std::get<MetricsMessage>(metrics.message->body).values, (std::vector<double>{1.5, 2}));
+  const DecodeResult receipt = decode(encode_message(Message{header, ReceiptMessage{1ull << 40}}));
+  EXPECT_EQ(std::get<ReceiptMessage>(receipt.message->body).trajectories_taken, 1ull << 40);
 }
 
 TEST(WireMessage, RandomBytesTruncationsAndBitFlipsAreRefusedOrValidNeverACrash) {
