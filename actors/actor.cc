@@ -4,9 +4,11 @@
 
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include "common/error.h"
+#include "common/process_identity.h"
 #include "common/process_memory.h"
 #include "learner/compute_threads.h"
 #include "learner/wire_message.h"
@@ -17,11 +19,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-int64_t unix_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Distinct streams per actor and per restart, from the run's seed.
 uint64_t actor_seed(uint64_t run_seed, uint32_t actor_id, uint64_t incarnation) {
@@ -48,6 +45,8 @@ struct Actor::Impl {
   Clock::time_point last_heartbeat = Clock::now(), last_heard = Clock::now();
   Clock::time_point last_request = Clock::now() - std::chrono::seconds(10);
   std::string stop_reason;
+  std::function<bool()> stop_now;                 // set while run() runs
+  std::map<std::string, double> settled_costs;    // the learner's answers not yet taken
   MessageExpectations expect;
   ActorCounters counters;
 
@@ -57,7 +56,7 @@ struct Actor::Impl {
     h.sender_id = options.actor_id;
     h.incarnation = options.incarnation;
     h.policy_version = std::max<int64_t>(version, 0);
-    h.sent_unix_ns = unix_ns();
+    h.sent_unix_ns = unix_time_ns();
     return h;
   }
 
@@ -68,7 +67,7 @@ struct Actor::Impl {
   }
 
   void handle(const std::string& bytes) {
-    const DecodeResult r = decode_message(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), expect);
+    const DecodeResult r = decode_message(bytes, expect);
     if (!r.message || r.message->header.sender_id != kLearnerSenderId) {
       ++counters.refused_messages;
       return;
@@ -102,6 +101,8 @@ struct Actor::Impl {
       stop_reason = "the learner said stop: " + stop->reason;
       // The learner waits for this before it closes.
       transport->send_control(encode_message(Message{header(policy_version), StopMessage{"stopping"}}));
+    } else if (const auto* cost = std::get_if<CostEntryMessage>(&m.body)) {
+      if (settled_costs.size() < 1024) settled_costs[cost->key] = cost->ms;
     } else if (const auto* receipt = std::get_if<ReceiptMessage>(&m.body)) {
       receipted = std::max(receipted, receipt->trajectories_taken);
     } else if (!std::holds_alternative<HeartbeatMessage>(m.body)) {
@@ -163,6 +164,27 @@ Actor::~Actor() = default;
 
 const ActorCounters& Actor::counters() const { return impl_->counters; }
 
+double Actor::settle_cost(const std::string& key, double measured_ms) {
+  Impl& s = *impl_;
+  s.settled_costs.erase(key);
+  Clock::time_point asked = Clock::now() - std::chrono::seconds(10);
+  while (true) {
+    if (seconds_since(asked) >= 2.0) {
+      asked = Clock::now();
+      s.transport->send_control(encode_message(Message{s.header(s.policy_version), CostEntryMessage{key, measured_ms}}));
+    }
+    s.poll_learner(50);
+    const auto answer = s.settled_costs.find(key);
+    if (answer != s.settled_costs.end()) {
+      const double ms = answer->second;
+      s.settled_costs.erase(answer);
+      ++s.counters.costs_settled;
+      return ms;
+    }
+    if (!s.stop_now || s.stop_now()) return measured_ms;
+  }
+}
+
 std::string Actor::run(const std::function<bool()>& should_stop) {
   Impl& s = *impl_;
   // One thread, as the in-process trainer's collector: on a small machine
@@ -175,6 +197,7 @@ std::string Actor::run(const std::function<bool()>& should_stop) {
     if (s.stop_reason.empty() && should_stop && should_stop()) s.stop_reason = "asked to stop";
     return !s.stop_reason.empty();
   };
+  s.stop_now = stop_now;
   s.send_hello();
   while (true) {
     // Parameters first: a rollout is made with one version, start to end.

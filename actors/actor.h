@@ -52,6 +52,7 @@ struct ActorCounters {
   int64_t parameter_versions = 0;   // distinct versions taken
   int64_t refused_messages = 0;
   int64_t learner_losses = 0;
+  int64_t costs_settled = 0;        // configurations priced by the learner's answer
 };
 
 class Actor {
@@ -64,6 +65,14 @@ class Actor {
   // Returns the reason it stopped.
   std::string run(const std::function<bool()>& should_stop);
   const ActorCounters& counters() const;
+
+  // The run's price of an op configuration its cost table lacks, given this
+  // machine's measurement: asks the learner (again every 2 s while it is
+  // away) and waits for its answer, so every actor prices it the same way.
+  // Called by the cost model while run() steps environments; returns
+  // `measured_ms` only once the actor is stopping (that rollout is never
+  // sent).
+  double settle_cost(const std::string& key, double measured_ms);
 
   struct Impl;
 

@@ -19,9 +19,6 @@ constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
 // is several chunks); their queues are sized in messages.
 constexpr int kBurstQueueMessages = 1000;
 
-bool is_loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
 
 // The host of a tcp endpoint ("tcp://HOST:PORT").
 std::string host_of(const std::string& endpoint) {
@@ -61,7 +58,7 @@ void check_security(const std::string& host, const TransportOptions& o) {
     require_curve();
     if (o.own_keys.public_key.size() != 40 || o.own_keys.secret_key.size() != 40)
       throw UsageError("CURVE needs this process's key pair (40-character Z85 keys)");
-  } else if (!is_loopback(host)) {
+  } else if (!is_loopback_host(host)) {
     throw UsageError("binding '" + host + "' without CURVE would let anyone who can reach it feed the learner; "
                      "single-node runs bind loopback (127.0.0.1), cluster runs turn CURVE on");
   }
@@ -374,6 +371,10 @@ bool ActorTransport::wait(int timeout_ms) {
   zmq::pollitem_t items[] = {{impl_->published.handle(), 0, ZMQ_POLLIN, 0},
                              {impl_->control.handle(), 0, ZMQ_POLLIN, 0}};
   return poll_sockets(items, 2, timeout_ms) > 0;
+}
+
+bool is_loopback_host(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
 }  // namespace graphworld

@@ -47,6 +47,9 @@ struct LearnerEndpoints {
 std::string endpoints_to_text(const LearnerEndpoints& endpoints);
 LearnerEndpoints endpoints_from_text(const std::string& text, const std::string& what);
 
+// 127.x.x.x, ::1 or localhost: reachable from this machine only.
+bool is_loopback_host(const std::string& host);
+
 struct TransportOptions {
   int queue_messages = 1;          // high-water mark of each trajectory queue (sender and receiver): policy lag
   int linger_ms = 500;             // the longest a close waits to deliver

@@ -10,15 +10,17 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <thread>
 
 #include "actors/actor.h"
 #include "common/error.h"
+#include "common/process_identity.h"
+#include "common/run_keys.h"
 #include "env/rules/rule_library.h"
 #include "launch/commands.h"
 #include "launch/stop_signal.h"
 #include "launch/training_setup.h"
+#include "learner/run_cost_table.h"
 
 namespace graphworld {
 namespace {
@@ -53,11 +55,17 @@ int run_actor(const CliArgs& args) {
 
   RuleLibrary library = options.rules.empty() ? default_rule_library() : load_rule_library(options.rules);
   const RuleMatcher matcher(library.rules);
-  std::unique_ptr<CostModel> cost = training_cost_model(options);
+  // The run's rates or cost table; what the table lacks the learner settles.
+  Actor* worker_ptr = nullptr;
+  std::unique_ptr<CostModel> cost = actor_cost_model(run_dir, options, [&](const std::string& key, double measured_ms) {
+    if (!worker_ptr)
+      throw Error(run_dir + "/cost_table lacks '" + key + "' of a training graph as given; the learner puts every "
+                  "such configuration there, so the table was changed after the run started");
+    return worker_ptr->settle_cost(key, measured_ms);
+  });
   ActorOptions actor;
   actor.actor_id = static_cast<uint32_t>(id);
-  std::random_device device;
-  actor.incarnation = (static_cast<uint64_t>(device()) << 32) ^ device();
+  actor.incarnation = new_incarnation();
   actor.run_id = run_id;
   actor.learner_timeout_s = config.get_double("distributed.heartbeat_timeout_s");
   actor.threads = options.threads;
@@ -71,7 +79,9 @@ int run_actor(const CliArgs& args) {
   // many actors there are. Fewer live actors still fill updates, only more slowly.
   const int64_t actors = config.get_int("distributed.actors");
   actor.collector.steps_per_env = static_cast<int32_t>((options.collector.steps_per_env + actors - 1) / actors);
+  if (run_has_keys(run_dir)) actor.transport = actor_transport_with_keys(run_dir, actor.transport);
   Actor worker(load_training_graphs(options.graphs), matcher, *cost, endpoints, actor);
+  worker_ptr = &worker;
   // A learner that could not rebind its old ports after a restart writes new
   // ones: an actor that sees the file change stops, and its launcher starts
   // it again on the new endpoints.

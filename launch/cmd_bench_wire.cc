@@ -35,6 +35,7 @@ int run_bench_wire(const CliArgs& args) {
   const double seconds = args.double_value("--seconds", 3.0);
   const bool json = args.flag("--json");
   ComputeThreads threads(1);
+  keep_freed_tensor_memory();  // as actor and learner processes do
 
   // A real rollout: 8 environments x 32 steps with an untrained policy.
   const RuleLibrary& library = default_rule_library();
@@ -70,7 +71,7 @@ int run_bench_wire(const CliArgs& args) {
   Stopwatch decode_clock;
   while (decode_clock.elapsed_s() < seconds || decodes == 0) {
     const DecodeResult r =
-        decode_message(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), expect);
+        decode_message(bytes, expect);
     if (!r.message) throw Error("the benchmark's own message did not decode: " + r.error);
     ++decodes;
   }
@@ -99,7 +100,7 @@ int run_bench_wire(const CliArgs& args) {
     while (clock.elapsed_s() < seconds) {
       const std::optional<std::string> got = learner.receive_trajectory(1000);
       if (!got) continue;
-      DecodeResult r = decode_message(std::span(reinterpret_cast<const uint8_t*>(got->data()), got->size()), expect);
+      DecodeResult r = decode_message(*got, expect);
       if (!r.message) throw Error("ingest: " + r.error);
       batch.push_back(std::move(std::get<Rollout>(r.message->body)));
       if (batch.size() >= 4) batch.clear();
@@ -136,7 +137,7 @@ int run_bench_wire(const CliArgs& args) {
           while (clock.elapsed_s() < 2.0) {
             const std::optional<std::string> got = subscribers[static_cast<size_t>(a)]->receive_published(10);
             if (!got) continue;
-            DecodeResult r = decode_message(std::span(reinterpret_cast<const uint8_t*>(got->data()), got->size()), expect);
+            DecodeResult r = decode_message(*got, expect);
             std::string why;
             if (r.message && assembler.add(std::get<ParameterChunkMessage>(r.message->body), &why) ==
                                  ParameterAssembler::Outcome::kComplete) {

@@ -8,6 +8,7 @@
 #include "common/json_writer.h"
 #include "common/stopwatch.h"
 #include "env/cost/graph_cost.h"
+#include "launch/cmd_cost_export.h"
 #include "launch/commands.h"
 #include "launch/cost_options.h"
 #include "launch/model_source.h"
@@ -16,6 +17,7 @@ namespace graphworld {
 namespace {
 
 int run_cost(const CliArgs& args) {
+  if (args.positional_count() > 0 && args.positional(0, "") == "export-table") return run_cost_export_table(args);
   const std::string& spec = args.positional(0, "a MODEL (an .onnx file or a zoo name)");
   args.expect_at_most(1);
   int64_t top = args.int_value("--top", 10);
@@ -83,13 +85,16 @@ Subcommand cost_command() {
   options.push_back({"--batch", "", "N", "batch size for zoo models (default 1)"});
   options.push_back({"--top", "", "K", "list the K costliest ops (default 10)"});
   options.push_back({"--json", "", "", "print one JSON object"});
+  options.push_back({"--output", "-o", "FILE", "export-table: the cost table to write"});
   return {{"cost",
-           "MODEL",
+           "MODEL | export-table MODEL... -o FILE [--cost measured|cuda]",
            "Predict a model's runtime with a cost model: the sum of its ops' costs.",
            "Constant (weight-only) ops, dead ops and metadata-only reshapes cost 0; transposes that move data\n"
            "do not. 'measured' times each distinct op configuration once and keeps it in an on-disk cache\n"
            "keyed by the device fingerprint. JSON keys: total_ms, per_op (list of {name, type, ms}),\n"
-           "cache_hits, measured_now, model, cost_model, distinct_configurations, seconds, source.",
+           "cache_hits, measured_now, model, cost_model, distinct_configurations, seconds, source.\n"
+           "export-table: prices every op configuration of the MODELs (measured by default) into one table\n"
+           "file; a distributed run given it as env.cost_table prices from it on every actor.",
            options},
           run_cost};
 }

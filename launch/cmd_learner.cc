@@ -10,10 +10,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <random>
 
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/process_identity.h"
 #include "common/rollout_store.h"
 #include "common/stopwatch.h"
 #include "env/rules/rule_library.h"
@@ -22,6 +22,7 @@
 #include "launch/training_setup.h"
 #include "learner/distributed_learner.h"
 #include "learner/policy_file.h"
+#include "learner/run_cost_table.h"
 
 namespace graphworld {
 namespace {
@@ -38,10 +39,7 @@ std::string run_id_of(const std::string& run_dir, bool resume) {
     in >> id;
     if (!id.empty()) return id;
   }
-  std::random_device device;
-  char text[17];
-  std::snprintf(text, sizeof(text), "%08x%08x", device(), device());
-  return text;
+  return new_run_id();
 }
 
 int run_learner(const CliArgs& args) {
@@ -50,11 +48,14 @@ int run_learner(const CliArgs& args) {
   RuleLibrary library = run.options.rules.empty() ? default_rule_library() : load_rule_library(run.options.rules);
   DistributedLearnerOptions options;
   options.bind_host = args.value_or("--bind", "127.0.0.1");
+  options.curve = args.flag("--curve") || !is_loopback_host(options.bind_host);
   options.run_id = run_id_of(run.run_dir, run.resume);
   options.num_xfers = static_cast<int32_t>(library.rules.size());
   options.rule_library_hash = rule_library_hash(library);
   // Graph names as the actors will load them (load_training_graphs names them).
-  for (const TrainingGraph& g : load_training_graphs(run.options.graphs)) options.graphs.push_back(g.name);
+  const std::vector<TrainingGraph> graphs = load_training_graphs(run.options.graphs);
+  for (const TrainingGraph& g : graphs) options.graphs.push_back(g.name);
+  options.prepare_run_folder = [&](const std::string& dir) { prepare_run_cost_model(dir, run.options, graphs); };
   DistributedLearner learner(run.config, options, run.run_dir, run.resume, args.value_or("--checkpoint", ""));
   write_file_atomically(run.run_dir + "/run_id", options.run_id + "\n");
   // The launcher starts actors once this exists.
@@ -103,7 +104,8 @@ Subcommand learner_command() {
                {"--run", "", "DIR", "the run folder"},
                {"--resume", "", "RUN", "continue RUN from its newest checkpoint; actors reconnect by themselves"},
                {"--checkpoint", "", "CKPT", "--resume: continue from this checkpoint instead"},
-               {"--bind", "", "HOST", "address to listen on (default 127.0.0.1)"},
+               {"--bind", "", "HOST", "address to listen on (default 127.0.0.1); any other than loopback turns CURVE on"},
+               {"--curve", "", "", "secure the sockets with CURVE keys made into RUN/keys (also on loopback)"},
                {"--quiet", "-q", "", "no progress on stderr"},
            }},
           run_learner};

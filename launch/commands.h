@@ -28,5 +28,6 @@ Subcommand train_command();
 Subcommand learner_command();
 Subcommand actor_command();
 Subcommand policy_command();
+Subcommand rollouts_command();
 
 }  // namespace graphworld

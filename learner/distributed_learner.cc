@@ -7,36 +7,22 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <random>
 
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/process_identity.h"
 #include "common/process_memory.h"
 #include "common/rollout_store.h"
+#include "common/run_keys.h"
 #include "common/stopwatch.h"
 #include "learner/actor_registry.h"
 #include "learner/compute_threads.h"
+#include "learner/run_cost_table.h"
 #include "learner/training_config.h"
 #include "learner/wire_message.h"
 
 namespace graphworld {
 namespace fs = std::filesystem;
-
-namespace {
-
-int64_t unix_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-// Different every time a process starts, so peers tell a restart from a
-// reconnect.
-uint64_t new_incarnation() {
-  std::random_device device;
-  return (static_cast<uint64_t>(device()) << 32) ^ device() ^ static_cast<uint64_t>(unix_ns());
-}
-
-}  // namespace
 
 struct DistributedLearner::Impl {
   Config config;
@@ -49,6 +35,7 @@ struct DistributedLearner::Impl {
   std::unique_ptr<PpoLearner> learner;
   std::unique_ptr<RolloutStoreWriter> store;
   std::unique_ptr<LearnerTransport> transport;
+  std::unique_ptr<RunCostTable> cost_table;  // measured/cuda runs: settles what actors' tables lack
   ActorRegistry actors{5.0};
   LearnerCounters counters;
   int64_t env_steps = 0, episodes = 0;
@@ -67,7 +54,7 @@ struct DistributedLearner::Impl {
     h.sender_id = kLearnerSenderId;
     h.incarnation = incarnation;
     h.policy_version = learner->version();
-    h.sent_unix_ns = unix_ns();
+    h.sent_unix_ns = unix_time_ns();
     return h;
   }
 
@@ -101,7 +88,7 @@ struct DistributedLearner::Impl {
 
   // Control messages: joins, heartbeats, parameter requests.
   void handle_control(const std::string& peer, const std::string& bytes) {
-    const DecodeResult r = decode_message(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), expect);
+    const DecodeResult r = decode_message(bytes, expect);
     if (!r.message) {
       ++counters.refused_messages;
       return;
@@ -112,6 +99,13 @@ struct DistributedLearner::Impl {
     if (const auto* beat = std::get_if<HeartbeatMessage>(&m.body)) {
       actor_rss_bytes[m.header.sender_id] = beat->rss_bytes;
       transport->send_control(peer, encode_message(Message{header(), HeartbeatMessage{}}));
+    } else if (const auto* cost = std::get_if<CostEntryMessage>(&m.body)) {
+      if (!cost_table->present()) {
+        ++counters.refused_messages;  // an analytic run has no table
+      } else {
+        const double ms = cost_table->settle(cost->key, cost->ms);
+        transport->send_control(peer, encode_message(Message{header(), CostEntryMessage{cost->key, ms}}));
+      }
     } else if (std::holds_alternative<HelloMessage>(m.body) || std::holds_alternative<ParameterRequestMessage>(m.body)) {
       send_parameters_to(peer);
     } else {
@@ -136,7 +130,7 @@ struct DistributedLearner::Impl {
 
   // A trajectory message: accepted into `batch` (and the store) or counted.
   void handle_trajectory(const std::string& bytes, std::vector<Rollout>& batch, int64_t& batch_steps) {
-    DecodeResult r = decode_message(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), expect);
+    DecodeResult r = decode_message(bytes, expect);
     if (!r.message || !std::holds_alternative<Rollout>(r.message->body)) {
       ++counters.refused_messages;
       return;
@@ -145,6 +139,9 @@ struct DistributedLearner::Impl {
     send_receipt(m.header);
     Rollout& rollout = std::get<Rollout>(m.body);
     rollout.policy_version = m.header.policy_version;
+    // Every valid step is kept, stale ones too: they are real environment
+    // steps, and a replay of a later step needs its episode's every action.
+    store->append(to_stored_steps(rollout, m.header.sender_id));
     const int64_t lag = learner->version() - rollout.policy_version;
     if (lag < 0 || lag > max_policy_lag) {  // (below 0: a version this learner never published)
       counters.stale_samples += rollout.env_steps();
@@ -153,8 +150,6 @@ struct DistributedLearner::Impl {
     ++counters.messages;
     counters.lag_sum += static_cast<double>(lag) * static_cast<double>(rollout.env_steps());
     counters.lag_samples += rollout.env_steps();
-    const std::vector<StoredStep> steps = to_stored_steps(rollout, m.header.sender_id);
-    store->append(steps);
     batch_steps += rollout.env_steps();
     batch.push_back(std::move(rollout));
   }
@@ -209,6 +204,12 @@ DistributedLearner::DistributedLearner(const Config& config, DistributedLearnerO
   }
   if (!resume) write_file_atomically(run_dir + "/config.yaml", config.to_yaml());
   if (!resume) s.write_checkpoint();
+  if (s.distributed.prepare_run_folder) s.distributed.prepare_run_folder(run_dir);
+  s.cost_table = std::make_unique<RunCostTable>(run_dir);
+  if (s.distributed.curve || run_has_keys(run_dir)) {
+    make_run_keys(run_dir);
+    s.distributed.transport = learner_transport_with_keys(run_dir, s.distributed.transport);
+  }
   // A resumed learner binds the endpoints its actors already know.
   const std::string endpoints_file = run_dir + "/endpoints";
   if (resume && fs::exists(endpoints_file)) {
@@ -298,6 +299,7 @@ TrainingOutcome DistributedLearner::run(const std::function<bool()>& should_stop
                     {"stale_samples", static_cast<double>(s.counters.stale_samples)},
                     {"mean_policy_lag", s.counters.lag_samples > 0 ? s.counters.lag_sum / static_cast<double>(s.counters.lag_samples) : 0.0},
                     {"refused_messages", static_cast<double>(s.counters.refused_messages)},
+                    {"costs_settled", static_cast<double>(s.cost_table->added())},
                     {"stored_steps", static_cast<double>(s.store->steps())},
                     {"learner_rss_mib", static_cast<double>(current_rss_bytes()) / (1 << 20)},
                     {"actor_rss_mib_max", [&] {
@@ -328,8 +330,7 @@ TrainingOutcome DistributedLearner::run(const std::function<bool()>& should_stop
   while (acknowledged < told && waiting.elapsed_s() < 2.0) {
     const auto control = s.transport->receive_control(100);
     if (!control) continue;
-    const DecodeResult r = decode_message(
-        std::span(reinterpret_cast<const uint8_t*>(control->second.data()), control->second.size()), s.expect);
+    const DecodeResult r = decode_message(control->second, s.expect);
     if (r.message && std::holds_alternative<StopMessage>(r.message->body)) ++acknowledged;
   }
   if (acknowledged < told)

@@ -32,11 +32,17 @@ namespace graphworld {
 
 struct DistributedLearnerOptions {
   std::string bind_host = "127.0.0.1";
+  // CURVE with the run's keys (common/run_keys.h), made if missing. A run
+  // whose folder holds keys always uses them; a non-loopback bind needs them.
+  bool curve = false;
   TransportOptions transport;
   std::string run_id;                 // messages of other runs are refused
   std::vector<std::string> graphs;    // the training graphs' names, in config order (index = graph_index)
   int32_t num_xfers = 0;
   std::string rule_library_hash;
+  // Called once the run folder exists, before the transport binds: fixes the
+  // run's cost model there (learner/run_cost_table.h).
+  std::function<void(const std::string& run_dir)> prepare_run_folder;
 };
 
 // Counters beyond PPO's, reported in every metrics row.

@@ -24,6 +24,9 @@ const ConfigSchema& training_config_schema() {
     s.add_string("env.rates", "builtin",
                  "analytic rates: 'builtin' (the built-in defaults, the same on every machine) or a rates YAML "
                  "file such as configs/gpu_rates.yaml");
+    s.add_string("env.cost_table", "",
+                 "measured/cuda: the run's cost table from 'graphworld cost export-table'; empty: the learner "
+                 "measures the training graphs at start. Every actor prices from it");
     s.add_string("env.rules", "", "rule library file; empty: the library built into graphworld");
     s.add_int("network.hidden", 32, 4, 1024, "embedding width of the graph encoder and heads");
     s.add_int("network.message_rounds", 3, 0, 16, "message-passing rounds of the graph encoder");
@@ -59,6 +62,7 @@ TrainingOptions training_options_from(const Config& config) {
   o.overlap = config.get_bool("train.overlap");
   o.cost_model = config.get_string("env.cost_model");
   o.rates = config.get_string("env.rates");
+  o.cost_table = config.get_string("env.cost_table");
   o.rules = config.get_string("env.rules");
   const auto seed = static_cast<uint64_t>(config.get_int("train.seed"));
   o.network.hidden = static_cast<int32_t>(config.get_int("network.hidden"));

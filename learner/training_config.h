@@ -22,6 +22,7 @@ struct TrainingOptions {
   int32_t threads = 1;
   bool overlap = true;  // collect the next rollout while updating on the last
   std::string cost_model, rates, rules;
+  std::string cost_table;  // measured/cuda runs: the table every actor prices from ("" = measure at start)
   PolicyNetworkConfig network;  // num_xfers is set from the rule library
   PpoOptions ppo;
   RolloutCollectorOptions collector;

@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -25,6 +26,7 @@ constexpr int32_t kMaxLocations = 1 << 20;
 constexpr int64_t kMaxLocationsPerObservation = int64_t{1} << 28;  // keeps the int32 tables from overflowing
 constexpr size_t kMaxTextBytes = 4096;
 constexpr size_t kMaxMetrics = 4096;
+constexpr size_t kMaxCostKeyBytes = 16384;  // a canonical key names an op, its attributes and input shapes
 constexpr unsigned kMaxSegments = 1 << 16;
 constexpr unsigned kMaxEpisodes = 1 << 20;
 // Features are normalised to a few units; rewards, values and costs are
@@ -167,6 +169,11 @@ struct BodyEncoder {
   }
   void operator()(const ParameterRequestMessage& m) { b.initParameterRequest().setHaveVersion(m.have_version); }
   void operator()(const ReceiptMessage& m) { b.initReceipt().setTrajectoriesTaken(m.trajectories_taken); }
+  void operator()(const CostEntryMessage& m) {
+    auto c = b.initCostEntry();
+    c.setKey(m.key);
+    c.setMs(m.ms);
+  }
   void operator()(const MetricsMessage& m) {
     auto metrics = b.initMetrics();
     auto names = metrics.initNames(static_cast<unsigned>(m.names.size()));
@@ -345,6 +352,14 @@ MessageBody decode_body(schema::Message::Body::Reader b, const MessageExpectatio
     }
     case schema::Message::Body::PARAMETER_REQUEST:
       return ParameterRequestMessage{b.getParameterRequest().getHaveVersion()};
+    case schema::Message::Body::COST_ENTRY: {
+      const auto c = b.getCostEntry();
+      const auto key = c.getKey();
+      if (key.size() == 0 || key.size() > kMaxCostKeyBytes) invalid("cost entry: the key is empty or too long");
+      CostEntryMessage m{std::string(key.cStr(), key.size()), c.getMs()};
+      if (!std::isfinite(m.ms) || m.ms < 0 || m.ms > 1e9) invalid("cost entry: the price is not a finite, non-negative number of ms");
+      return m;
+    }
     case schema::Message::Body::RECEIPT:
       return ReceiptMessage{b.getReceipt().getTrajectoriesTaken()};
     case schema::Message::Body::METRICS: {
@@ -368,7 +383,7 @@ MessageBody decode_body(schema::Message::Body::Reader b, const MessageExpectatio
 
 const char* message_kind(const MessageBody& body) {
   static constexpr const char* kNames[] = {"hello",           "heartbeat",         "stop",   "trajectory",
-                                           "parameter chunk", "parameter request", "metrics", "receipt"};
+                                           "parameter chunk", "parameter request", "metrics", "receipt", "cost entry"};
   return kNames[body.index()];
 }
 
@@ -396,16 +411,23 @@ DecodeResult decode_message(std::span<const uint8_t> bytes, const MessageExpecta
     if (bytes.size() % sizeof(capnp::word) != 0) invalid("its length " + std::to_string(bytes.size()) + " is not a whole number of 8-byte words");
     if (bytes.size() > expect.max_message_bytes)
       invalid(std::to_string(bytes.size()) + " bytes is more than the limit of " + std::to_string(expect.max_message_bytes));
-    // Cap'n Proto reads words in place, so they must be 8-byte aligned;
-    // socket buffers need not be.
-    kj::Array<capnp::word> words = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
-    std::memcpy(words.begin(), bytes.data(), bytes.size());
+    // Cap'n Proto reads words in place, so they must be 8-byte aligned. A
+    // received std::string is (malloc aligns to 16); anything else is
+    // copied first.
+    kj::Array<capnp::word> copy;
+    kj::ArrayPtr<const capnp::word> words(reinterpret_cast<const capnp::word*>(bytes.data()),
+                                          bytes.size() / sizeof(capnp::word));
+    if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(capnp::word) != 0) {
+      copy = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
+      std::memcpy(copy.begin(), bytes.data(), bytes.size());
+      words = copy.asPtr();
+    }
     capnp::ReaderOptions options;
     // Reading walks at most twice the message: a hostile message cannot make
     // the receiver traverse shared pointers without end.
     options.traversalLimitInWords = 2 * words.size() + 1024;
     options.nestingLimit = 16;
-    capnp::FlatArrayMessageReader reader(words.asPtr(), options);
+    capnp::FlatArrayMessageReader reader(words, options);
     auto root = reader.getRoot<schema::Message>();
     auto h = root.getHeader();
     Message message;

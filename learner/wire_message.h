@@ -68,13 +68,18 @@ struct ParameterChunkMessage {
 struct ReceiptMessage {
   uint64_t trajectories_taken = 0;
 };
+// One op configuration's price (see CostEntry in messages.capnp).
+struct CostEntryMessage {
+  std::string key;  // OpCostKey::canonical()
+  double ms = 0;
+};
 struct MetricsMessage {
   std::vector<std::string> names;
   std::vector<double> values;
 };
 
 using MessageBody = std::variant<HelloMessage, HeartbeatMessage, StopMessage, Rollout, ParameterChunkMessage,
-                                 ParameterRequestMessage, MetricsMessage, ReceiptMessage>;
+                                 ParameterRequestMessage, MetricsMessage, ReceiptMessage, CostEntryMessage>;
 
 struct Message {
   MessageHeader header;
@@ -106,6 +111,10 @@ struct DecodeResult {
 
 // Never throws for any input bytes.
 DecodeResult decode_message(std::span<const uint8_t> bytes, const MessageExpectations& expect);
+// The same, for a message as the transport delivers it.
+inline DecodeResult decode_message(const std::string& bytes, const MessageExpectations& expect) {
+  return decode_message(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), expect);
+}
 
 // An observation's internal consistency (sizes, index ranges, finite
 // features, the location tables); empty if it holds. Used on every

@@ -21,6 +21,7 @@ struct Message {
     parameterRequest @6 :ParameterRequest;
     metrics @7 :Metrics;
     receipt @8 :Receipt;
+    costEntry @9 :CostEntry;
   }
 }
 
@@ -50,6 +51,14 @@ struct Heartbeat {
 # lag however many actors there are.
 struct Receipt {
   trajectoriesTaken @0 :UInt64;
+}
+
+# The price of one op configuration the run's cost table lacked. From an
+# actor: what it measured (a proposal). From the learner: the run's price,
+# which every actor uses (the first proposal the learner heard).
+struct CostEntry {
+  key @0 :Text;               # OpCostKey::canonical()
+  ms @1 :Float64;
 }
 
 struct Stop {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include "tests/launch/cli_test_support.h"
@@ -60,6 +61,28 @@ TEST(CostCli, TwoProcessesMeasuringIntoOneCache) {
     EXPECT_EQ(json_int(json_line(out), "measured_now"), 0) << model << ": " << out;
   }
   EXPECT_EQ(out.find("corrupt"), std::string::npos) << out;
+}
+
+TEST(CostCli, ExportTableWritesOneTableForARun) {
+  const std::string cache = testing::scratch_dir() + "/export-cache";
+  const std::string table = testing::scratch_dir() + "/export.table";
+  std::filesystem::remove(table);
+  std::string out;
+  ASSERT_EQ(gw("cost export-table squeezenet1.1 " + testing::model_path("squeezenet1_1.onnx") +
+                   " --cost measured --threads 1 --cache-dir " + cache + " -o " + table, &out), 0) << out;
+  EXPECT_NE(out.find("wrote " + table), std::string::npos) << out;
+  EXPECT_NE(out.find("env.cost_table=" + table), std::string::npos) << out;
+  // The table prices the model exactly as the cache that measured it.
+  ASSERT_EQ(gw("cost squeezenet1.1 --cost measured --threads 1 --cache-dir " + cache + " --json", &out), 0) << out;
+  EXPECT_EQ(json_int(json_line(out), "measured_now"), 0) << out;
+  std::ifstream in(table);
+  std::string first;
+  std::getline(in, first);
+  EXPECT_EQ(first, "graphworld-cost-cache 1");
+  EXPECT_NE(gw("cost export-table squeezenet1.1 --cost analytic -o " + table, &out), 0);
+  EXPECT_NE(out.find("analytic costs need no table"), std::string::npos) << out;
+  EXPECT_NE(gw("cost export-table squeezenet1.1", &out), 0);
+  EXPECT_NE(out.find("-o FILE"), std::string::npos) << out;
 }
 
 TEST(CostCli, AnalyticIsTheDefaultAndIsDeterministic) {

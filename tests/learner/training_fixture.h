@@ -3,6 +3,8 @@
 // small training configs.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -61,6 +63,24 @@ inline std::string fresh_dir(const std::string& name) {
   const std::string dir = scratch_dir() + "/" + name;
   std::filesystem::remove_all(dir);
   return dir;
+}
+
+// Every field a compact observation holds, compared; `where` names the step.
+inline void expect_same_observation(const Observation& a, const Observation& b, const std::string& where) {
+  EXPECT_EQ(a.graph.num_nodes, b.graph.num_nodes) << where;
+  EXPECT_EQ(a.graph.num_edges, b.graph.num_edges) << where;
+  EXPECT_EQ(a.graph.node_features, b.graph.node_features) << where;
+  EXPECT_EQ(a.graph.edge_features, b.graph.edge_features) << where;
+  EXPECT_EQ(a.graph.globals, b.graph.globals) << where;
+  EXPECT_EQ(a.graph.senders, b.graph.senders) << where;
+  EXPECT_EQ(a.graph.receivers, b.graph.receivers) << where;
+  EXPECT_EQ(a.graph.node_op, b.graph.node_op) << where;
+  EXPECT_EQ(a.num_xfers, b.num_xfers) << where;
+  EXPECT_EQ(a.max_locations, b.max_locations) << where;
+  EXPECT_EQ(a.xfer_mask, b.xfer_mask) << where;
+  EXPECT_EQ(a.location_begin, b.location_begin) << where;
+  EXPECT_EQ(a.node_begin, b.node_begin) << where;
+  EXPECT_EQ(a.match_nodes, b.match_nodes) << where;
 }
 
 }  // namespace graphworld::testing

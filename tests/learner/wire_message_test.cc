@@ -15,6 +15,7 @@ namespace graphworld {
 namespace {
 
 using testing::default_matcher;
+using testing::expect_same_observation;
 
 constexpr const char* kRun = "run-7f3a";
 
@@ -58,24 +59,7 @@ Message trajectory_message(Rollout rollout) {
 }
 
 DecodeResult decode(const std::string& bytes, const MessageExpectations& e = expectations()) {
-  return decode_message(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), e);
-}
-
-void expect_same_observation(const Observation& a, const Observation& b, const std::string& where) {
-  EXPECT_EQ(a.graph.num_nodes, b.graph.num_nodes) << where;
-  EXPECT_EQ(a.graph.num_edges, b.graph.num_edges) << where;
-  EXPECT_EQ(a.graph.node_features, b.graph.node_features) << where;
-  EXPECT_EQ(a.graph.edge_features, b.graph.edge_features) << where;
-  EXPECT_EQ(a.graph.globals, b.graph.globals) << where;
-  EXPECT_EQ(a.graph.senders, b.graph.senders) << where;
-  EXPECT_EQ(a.graph.receivers, b.graph.receivers) << where;
-  EXPECT_EQ(a.graph.node_op, b.graph.node_op) << where;
-  EXPECT_EQ(a.num_xfers, b.num_xfers) << where;
-  EXPECT_EQ(a.max_locations, b.max_locations) << where;
-  EXPECT_EQ(a.xfer_mask, b.xfer_mask) << where;
-  EXPECT_EQ(a.location_begin, b.location_begin) << where;
-  EXPECT_EQ(a.node_begin, b.node_begin) << where;
-  EXPECT_EQ(a.match_nodes, b.match_nodes) << where;
+  return decode_message(bytes, e);
 }
 
 TEST(WireMessage, ARealRolloutSurvivesEncodingExactly) {

@@ -1,0 +1,54 @@
+// How a distributed run fixes its cost model at start, so every actor
+// prices graphs the same way (env/cost/cost_table.h says why):
+// - analytic: the rates are copied into RUN/cost_rates.yaml (unless built-in),
+//   so an edit of the original file mid-run changes nothing;
+// - measured / cuda: RUN/cost_table holds the run's table, copied from
+//   env.cost_table or measured by the learner from the training graphs.
+// Actors price from these files (actor_cost_model); the learner settles
+// configurations the table lacks (RunCostTable) and appends them to it.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "env/cost/cost_table.h"
+#include "learner/rollout_collector.h"
+#include "learner/training_config.h"
+
+namespace graphworld {
+
+std::string run_cost_table_path(const std::string& run_dir);
+std::string run_rates_path(const std::string& run_dir);
+
+// The learner, before any actor starts. A resumed run keeps its files.
+// Prints progress on stderr while it measures.
+void prepare_run_cost_model(const std::string& run_dir, const TrainingOptions& options,
+                            const std::vector<TrainingGraph>& graphs);
+
+// An actor's cost model: the run's rates or table. For a table, `settle`
+// gets each configuration it lacks with this machine's measurement of it
+// and returns the run's price (the learner's answer).
+std::unique_ptr<CostModel> actor_cost_model(const std::string& run_dir, const TrainingOptions& options,
+                                            std::function<double(const std::string& key, double measured_ms)> settle);
+
+// The learner's copy of the run's table, settling what actors propose.
+class RunCostTable {
+ public:
+  // No table (analytic runs): settle() refuses everything.
+  explicit RunCostTable(const std::string& run_dir);
+  bool present() const { return present_; }
+  // The run's price of `key`: the table's, or else `proposed`, which becomes
+  // the run's and is appended to the file.
+  double settle(const std::string& key, double proposed);
+  int64_t added() const { return added_; }
+
+ private:
+  std::string path_;
+  bool present_ = false;
+  CostTable table_;
+  int64_t added_ = 0;
+};
+
+}  // namespace graphworld
