@@ -45,8 +45,12 @@ struct Actor::Impl {
   Clock::time_point last_heartbeat = Clock::now(), last_heard = Clock::now();
   Clock::time_point last_request = Clock::now() - std::chrono::seconds(10);
   std::string stop_reason;
-  std::function<bool()> stop_now;                 // set while run() runs
-  std::map<std::string, double> settled_costs;    // the learner's answers not yet taken
+  std::function<bool()> stop_now;  // set while run() runs
+  // The configuration settle_cost() waits on, and the learner's answer
+  // (kUnknownCost: the run has no price yet). Answers for any other key
+  // (a repeat of an earlier question) are dropped.
+  std::optional<std::string> awaited_cost;
+  std::optional<double> cost_answer;
   MessageExpectations expect;
   ActorCounters counters;
 
@@ -102,7 +106,7 @@ struct Actor::Impl {
       // The learner waits for this before it closes.
       transport->send_control(encode_message(Message{header(policy_version), StopMessage{"stopping"}}));
     } else if (const auto* cost = std::get_if<CostEntryMessage>(&m.body)) {
-      if (settled_costs.size() < 1024) settled_costs[cost->key] = cost->ms;
+      if (awaited_cost && cost->key == *awaited_cost) cost_answer = cost->ms;
     } else if (const auto* receipt = std::get_if<ReceiptMessage>(&m.body)) {
       receipted = std::max(receipted, receipt->trajectories_taken);
     } else if (!std::holds_alternative<HeartbeatMessage>(m.body)) {
@@ -164,25 +168,39 @@ Actor::~Actor() = default;
 
 const ActorCounters& Actor::counters() const { return impl_->counters; }
 
-double Actor::settle_cost(const std::string& key, double measured_ms) {
+double Actor::settle_cost(const std::string& key, const std::function<double()>& measure) {
   Impl& s = *impl_;
-  s.settled_costs.erase(key);
+  s.awaited_cost = key;
+  s.cost_answer.reset();
+  std::optional<double> proposal;  // measured here once the learner said it has no price
   Clock::time_point asked = Clock::now() - std::chrono::seconds(10);
+  double result = -1;
   while (true) {
     if (seconds_since(asked) >= 2.0) {
       asked = Clock::now();
-      s.transport->send_control(encode_message(Message{s.header(s.policy_version), CostEntryMessage{key, measured_ms}}));
+      s.transport->send_control(
+          encode_message(Message{s.header(s.policy_version), CostEntryMessage{key, proposal.value_or(kUnknownCost)}}));
     }
     s.poll_learner(50);
-    const auto answer = s.settled_costs.find(key);
-    if (answer != s.settled_costs.end()) {
-      const double ms = answer->second;
-      s.settled_costs.erase(answer);
+    if (s.cost_answer && *s.cost_answer >= 0) {
+      result = *s.cost_answer;
       ++s.counters.costs_settled;
-      return ms;
+      break;
     }
-    if (!s.stop_now || s.stop_now()) return measured_ms;
+    if (s.cost_answer && !proposal) {  // nobody has priced it yet: this actor does
+      proposal = measure();
+      s.cost_answer.reset();
+      asked = Clock::now() - std::chrono::seconds(10);
+      continue;
+    }
+    s.cost_answer.reset();
+    if (!s.stop_now || s.stop_now()) {
+      result = proposal ? *proposal : measure();
+      break;
+    }
   }
+  s.awaited_cost.reset();
+  return result;
 }
 
 std::string Actor::run(const std::function<bool()>& should_stop) {
@@ -198,18 +216,24 @@ std::string Actor::run(const std::function<bool()>& should_stop) {
     return !s.stop_reason.empty();
   };
   s.stop_now = stop_now;
+  struct Forget {  // settle_cost() must not call into a finished run()
+    Impl& s;
+    ~Forget() { s.stop_now = nullptr; }
+  } forget{s};
   s.send_hello();
   while (true) {
     // Parameters first: a rollout is made with one version, start to end.
     // And no rollout starts while more than max_unreceipted earlier ones
-    // wait for the learner (waiting at most receipt_wait_s for a receipt),
-    // so what it makes is acted with nearly the learner's newest version.
+    // wait for the learner, so what it makes is acted with nearly the
+    // learner's newest version. A message the learner never took (it
+    // refused it) is given up after receipt_wait_s, while the learner
+    // answers; a paused or gone one keeps this actor waiting.
     const Clock::time_point waiting_since = Clock::now();
     auto may_start = [&] {
       if (s.policy_version < 0) return false;
       const uint64_t waiting = s.sent_to_learner > s.receipted ? s.sent_to_learner - s.receipted : 0;
       return waiting <= static_cast<uint64_t>(s.options.max_unreceipted) ||
-             seconds_since(waiting_since) > s.options.receipt_wait_s;
+             (!s.learner_lost && seconds_since(waiting_since) > s.options.receipt_wait_s);
     };
     while (true) {
       s.take_pending_parameters();
@@ -231,7 +255,8 @@ std::string Actor::run(const std::function<bool()>& should_stop) {
     }
     const int64_t version = s.policy_version;
     std::optional<Rollout> rollout = s.collector->collect(*s.policy, version, stop_now);
-    if (!rollout) return s.stop_reason;
+    // A stop inside the last step (a cost settled locally) ends here too.
+    if (!rollout || !s.stop_reason.empty()) return s.stop_reason;
     rollout->parameters_from = s.parameters_from;
     const std::string bytes = encode_message(Message{s.header(version), std::move(*rollout)});
     const int64_t steps = int64_t{s.options.collector.num_envs} * s.options.collector.steps_per_env;

@@ -37,11 +37,13 @@ struct ActorOptions {
   // updates; with 0, a rollout made while it updates is taken right after,
   // one version old (as the in-process trainer's overlap), and no rollout
   // waits in a queue behind another. An actor faster than the learner would
-  // otherwise fill the queues with rollouts too old to learn from. A lost
-  // receipt (or a learner that has not yet heard this actor's hello)
-  // delays the next rollout by receipt_wait_s at most.
+  // otherwise fill the queues with rollouts too old to learn from. The
+  // learner repeats its count with every heartbeat reply, so a lost receipt
+  // heals within a second; a message it never took (refused) is given up
+  // after receipt_wait_s, but only while the learner answers (a paused or
+  // gone learner keeps its actors waiting).
   int32_t max_unreceipted = 0;
-  double receipt_wait_s = 2.0;
+  double receipt_wait_s = 10.0;
   double learner_timeout_s = 5.0;   // silence after which the learner is reported lost
   PolicyNetworkConfig network;      // as the learner's
   RolloutCollectorOptions collector;  // its seed is replaced by one derived from id and incarnation
@@ -66,13 +68,14 @@ class Actor {
   std::string run(const std::function<bool()>& should_stop);
   const ActorCounters& counters() const;
 
-  // The run's price of an op configuration its cost table lacks, given this
-  // machine's measurement: asks the learner (again every 2 s while it is
-  // away) and waits for its answer, so every actor prices it the same way.
-  // Called by the cost model while run() steps environments; returns
-  // `measured_ms` only once the actor is stopping (that rollout is never
-  // sent).
-  double settle_cost(const std::string& key, double measured_ms);
+  // The run's price of an op configuration this actor's cost table lacks:
+  // asks the learner; if the run has no price yet, measures it here
+  // (`measure`) and proposes it; the learner keeps the first proposal, and
+  // its answer is what every actor uses. Asks again every 2 s while the
+  // learner is away. Called by the cost model while run() steps
+  // environments; once the actor is stopping it returns a local measurement,
+  // and that rollout is never sent.
+  double settle_cost(const std::string& key, const std::function<double()>& measure);
 
   struct Impl;
 

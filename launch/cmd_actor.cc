@@ -57,11 +57,11 @@ int run_actor(const CliArgs& args) {
   const RuleMatcher matcher(library.rules);
   // The run's rates or cost table; what the table lacks the learner settles.
   Actor* worker_ptr = nullptr;
-  std::unique_ptr<CostModel> cost = actor_cost_model(run_dir, options, [&](const std::string& key, double measured_ms) {
+  std::unique_ptr<CostModel> cost = actor_cost_model(run_dir, options, [&](const std::string& key, const std::function<double()>& measure) {
     if (!worker_ptr)
       throw Error(run_dir + "/cost_table lacks '" + key + "' of a training graph as given; the learner puts every "
                   "such configuration there, so the table was changed after the run started");
-    return worker_ptr->settle_cost(key, measured_ms);
+    return worker_ptr->settle_cost(key, measure);
   });
   ActorOptions actor;
   actor.actor_id = static_cast<uint32_t>(id);

@@ -97,9 +97,9 @@ Subcommand learner_command() {
            "CONFIG --run RUN [key=value ...] | --resume RUN",
            "The learner process of a distributed run: PPO on the trajectories actor processes send.",
            "Binds loopback ports (or --bind HOST with CURVE, in cluster runs), writes RUN/endpoints and\n"
-           "RUN/run_id, and trains until train.total_env_steps real steps have arrived. Every accepted step\n"
-           "is kept in RUN/rollouts.h5; samples older than distributed.max_policy_lag updates are dropped\n"
-           "and counted. Ctrl-C writes a final checkpoint, flushes the store and tells the actors to stop.",
+           "RUN/run_id, and trains until train.total_env_steps real steps have arrived. Every valid step\n"
+           "is kept in RUN/rollouts.h5; samples older than distributed.max_policy_lag updates are not learned\n"
+           "from, and counted. Ctrl-C writes a final checkpoint, flushes the store and tells the actors to stop.",
            {
                {"--run", "", "DIR", "the run folder"},
                {"--resume", "", "RUN", "continue RUN from its newest checkpoint; actors reconnect by themselves"},

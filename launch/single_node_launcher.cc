@@ -133,7 +133,8 @@ int run_single_node(const SingleNodePlan& plan, const std::function<bool()>& sto
       }
       const auto status = a.process->poll();
       if (!status || stopping || learner_done) continue;
-      if (since(a.started) > 60.0) a.backoff_s = 1.0;
+      // One that ran a while is not crash-looping: its next restart is prompt.
+      if (since(a.started) > 10.0) a.backoff_s = 1.0;
       log("actor " + std::to_string(k) + " ended (" + ChildProcess::describe(*status) + "); restarting it in " +
           std::to_string(static_cast<int>(a.backoff_s)) + " s");
       a.restart_pending = true;

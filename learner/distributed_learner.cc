@@ -99,11 +99,17 @@ struct DistributedLearner::Impl {
     if (const auto* beat = std::get_if<HeartbeatMessage>(&m.body)) {
       actor_rss_bytes[m.header.sender_id] = beat->rss_bytes;
       transport->send_control(peer, encode_message(Message{header(), HeartbeatMessage{}}));
+      // The receipt count again: a lost receipt must not hold the actor.
+      const auto taken = trajectories_taken.find(m.header.sender_id);
+      if (taken != trajectories_taken.end() && taken->second.first == m.header.incarnation)
+        transport->send_control(peer, encode_message(Message{header(), ReceiptMessage{taken->second.second}}));
     } else if (const auto* cost = std::get_if<CostEntryMessage>(&m.body)) {
       if (!cost_table->present()) {
         ++counters.refused_messages;  // an analytic run has no table
       } else {
-        const double ms = cost_table->settle(cost->key, cost->ms);
+        // A question gets the run's price or "unknown"; a proposal settles it.
+        const double ms = cost->ms == kUnknownCost ? cost_table->find(cost->key).value_or(kUnknownCost)
+                                                   : cost_table->settle(cost->key, cost->ms);
         transport->send_control(peer, encode_message(Message{header(), CostEntryMessage{cost->key, ms}}));
       }
     } else if (std::holds_alternative<HelloMessage>(m.body) || std::holds_alternative<ParameterRequestMessage>(m.body)) {
@@ -193,6 +199,17 @@ DistributedLearner::DistributedLearner(const Config& config, DistributedLearnerO
     fs::create_directories(run_dir + "/checkpoints", ec);
     if (ec) throw Error(run_dir + ": cannot create the run folder (" + ec.message() + ")");
   }
+  if (s.distributed.prepare_run_folder) {
+    try {
+      s.distributed.prepare_run_folder(run_dir);
+    } catch (...) {
+      // A new run's folder was empty: leave it so, to be used again once
+      // the problem (a bad env.cost_table, say) is mended.
+      if (!resume)
+        for (const auto& entry : fs::directory_iterator(run_dir, ec)) fs::remove_all(entry.path(), ec);
+      throw;
+    }
+  }
   if (!s.store) {
     RolloutStoreInfo info;
     info.run_id = s.distributed.run_id;
@@ -204,7 +221,6 @@ DistributedLearner::DistributedLearner(const Config& config, DistributedLearnerO
   }
   if (!resume) write_file_atomically(run_dir + "/config.yaml", config.to_yaml());
   if (!resume) s.write_checkpoint();
-  if (s.distributed.prepare_run_folder) s.distributed.prepare_run_folder(run_dir);
   s.cost_table = std::make_unique<RunCostTable>(run_dir);
   if (s.distributed.curve || run_has_keys(run_dir)) {
     make_run_keys(run_dir);

@@ -1,8 +1,8 @@
 // The learner process of the distributed system: it receives actors'
 // trajectories over the transport, checks each message
-// (learner/wire_message.h), drops samples older than
-// distributed.max_policy_lag versions, keeps every accepted step in the
-// run's HDF5 rollout store, updates PPO once a rollout's worth of steps
+// (learner/wire_message.h), keeps every valid step in the run's HDF5
+// rollout store, learns only from samples at most
+// distributed.max_policy_lag versions old, updates PPO once a rollout's worth of steps
 // (env.num_envs x env.steps_per_env) is in hand, and publishes each new
 // parameter version. It is the in-process Trainer's PpoLearner, checkpoint
 // files and metrics rows, with the collector moved out to actor processes.

@@ -66,20 +66,28 @@ void prepare_run_cost_model(const std::string& run_dir, const TrainingOptions& o
 }
 
 std::unique_ptr<CostModel> actor_cost_model(const std::string& run_dir, const TrainingOptions& options,
-                                            std::function<double(const std::string&, double)> settle) {
+                                            ActorCostSettle settle) {
   if (options.cost_model == "analytic") {
     const std::string rates = run_rates_path(run_dir);
     if (!fs::exists(rates)) return std::make_unique<AnalyticCostModel>();
     return std::make_unique<AnalyticCostModel>(load_analytic_rates(rates));
   }
-  // This machine's own model measures what the table lacks.
+  // This machine's own model measures what the run has no price for yet;
+  // made only then, so an actor whose table has everything needs no
+  // measuring device (no GPU for a cuda table). One thread, as the actor's
+  // inference, so measuring leaves the other cores alone.
   CostModelOptions cost;
   cost.kind = options.cost_model;
-  std::shared_ptr<CostModel> local = make_cost_model(cost);
-  const bool layouts = local->prices_layouts();
+  cost.threads = options.threads;
+  auto local = std::make_shared<std::unique_ptr<CostModel>>();
   return std::make_unique<CostTableModel>(
-      options.cost_model, read_cost_table(run_cost_table_path(run_dir)), layouts,
-      [local, settle](const OpCostKey& key) { return settle(key.canonical(), local->key_cost_ms(key)); });
+      options.cost_model, read_cost_table(run_cost_table_path(run_dir)), cost_kind_prices_layouts(cost.kind),
+      [local, cost, settle](const OpCostKey& key) {
+        return settle(key.canonical(), [&] {
+          if (!*local) *local = make_cost_model(cost);
+          return (*local)->key_cost_ms(key);
+        });
+      });
 }
 
 RunCostTable::RunCostTable(const std::string& run_dir) : path_(run_cost_table_path(run_dir)) {
@@ -87,15 +95,26 @@ RunCostTable::RunCostTable(const std::string& run_dir) : path_(run_cost_table_pa
   if (present_) table_ = read_cost_table(path_);
 }
 
+std::optional<double> RunCostTable::find(const std::string& key) const {
+  const auto found = table_.entries.find(key);
+  if (found == table_.entries.end()) return std::nullopt;
+  return found->second;
+}
+
 double RunCostTable::settle(const std::string& key, double proposed) {
   if (!present_) throw UsageError("this run prices with analytic rates; it has no cost table to settle '" + key + "' in");
-  const auto found = table_.entries.find(key);
-  if (found != table_.entries.end()) return found->second;
+  if (const std::optional<double> known = find(key)) return *known;
   const double ms = round_to_cache_precision(proposed);
+  if (table_.entries.size() >= kMaxEntries) return ms;
   table_.entries.emplace(key, ms);
   ++added_;
-  CostTable one{table_.fingerprint, {{key, ms}}};
-  write_cost_table(path_, one);
+  try {
+    write_cost_table(path_, CostTable{table_.fingerprint, {{key, ms}}});
+  } catch (const Error& e) {
+    // The run goes on with the price in memory; a resumed learner would
+    // lack it, and the first actor to meet it again would measure it anew.
+    std::fprintf(stderr, "learner: cannot append to %s: %s\n", path_.c_str(), e.what());
+  }
   return ms;
 }
 

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,10 +29,11 @@ void prepare_run_cost_model(const std::string& run_dir, const TrainingOptions& o
                             const std::vector<TrainingGraph>& graphs);
 
 // An actor's cost model: the run's rates or table. For a table, `settle`
-// gets each configuration it lacks with this machine's measurement of it
-// and returns the run's price (the learner's answer).
+// gets each configuration it lacks, with a function that measures it on
+// this machine, and returns the run's price (the learner's answer).
+using ActorCostSettle = std::function<double(const std::string& key, const std::function<double()>& measure)>;
 std::unique_ptr<CostModel> actor_cost_model(const std::string& run_dir, const TrainingOptions& options,
-                                            std::function<double(const std::string& key, double measured_ms)> settle);
+                                            ActorCostSettle settle);
 
 // The learner's copy of the run's table, settling what actors propose.
 class RunCostTable {
@@ -39,9 +41,13 @@ class RunCostTable {
   // No table (analytic runs): settle() refuses everything.
   explicit RunCostTable(const std::string& run_dir);
   bool present() const { return present_; }
+  std::optional<double> find(const std::string& key) const;
   // The run's price of `key`: the table's, or else `proposed`, which becomes
-  // the run's and is appended to the file.
+  // the run's and is appended to the file. Past kMaxEntries (a run whose
+  // actors propose without end is broken or hostile) proposals are answered
+  // with themselves and not kept.
   double settle(const std::string& key, double proposed);
+  static constexpr size_t kMaxEntries = 1'000'000;
   int64_t added() const { return added_; }
 
  private:

@@ -357,7 +357,8 @@ MessageBody decode_body(schema::Message::Body::Reader b, const MessageExpectatio
       const auto key = c.getKey();
       if (key.size() == 0 || key.size() > kMaxCostKeyBytes) invalid("cost entry: the key is empty or too long");
       CostEntryMessage m{std::string(key.cStr(), key.size()), c.getMs()};
-      if (!std::isfinite(m.ms) || m.ms < 0 || m.ms > 1e9) invalid("cost entry: the price is not a finite, non-negative number of ms");
+      if (m.ms != kUnknownCost && (!std::isfinite(m.ms) || m.ms < 0 || m.ms > 1e9))
+        invalid("cost entry: the price is neither a finite, non-negative number of ms nor 'unknown'");
       return m;
     }
     case schema::Message::Body::RECEIPT:

@@ -27,7 +27,7 @@ namespace graphworld {
 
 // Bump when messages.capnp changes meaning; peers on another version are
 // refused, never half-understood.
-inline constexpr uint32_t kMessageSchemaVersion = 1;
+inline constexpr uint32_t kMessageSchemaVersion = 2;
 inline constexpr uint32_t kLearnerSenderId = 0xffffffffu;
 // Parameter chunks stay far below Cap'n Proto's 64 MiB default traversal limit.
 inline constexpr size_t kParameterChunkBytes = size_t{1} << 20;
@@ -69,6 +69,9 @@ struct ReceiptMessage {
   uint64_t trajectories_taken = 0;
 };
 // One op configuration's price (see CostEntry in messages.capnp).
+// kUnknownCost from an actor asks for the run's price; from the learner it
+// says there is none yet.
+inline constexpr double kUnknownCost = -1.0;
 struct CostEntryMessage {
   std::string key;  // OpCostKey::canonical()
   double ms = 0;

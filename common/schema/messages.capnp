@@ -46,16 +46,18 @@ struct Heartbeat {
 }
 
 # The learner to one actor: how many of this actor incarnation's trajectory
-# messages it has taken (into a batch, or counted as stale). An actor keeps
-# starts a rollout only once its previous one is taken, which bounds policy
-# lag however many actors there are.
+# messages it has taken (into a batch, or counted as stale); sent for each
+# one taken and with every heartbeat reply. An actor starts a rollout only
+# once its previous one is taken, which bounds policy lag however many
+# actors there are.
 struct Receipt {
   trajectoriesTaken @0 :UInt64;
 }
 
-# The price of one op configuration the run's cost table lacked. From an
-# actor: what it measured (a proposal). From the learner: the run's price,
-# which every actor uses (the first proposal the learner heard).
+# The price of one op configuration an actor's cost table lacked. From an
+# actor: ms -1 asks for the run's price, ms >= 0 proposes what it measured.
+# From the learner: the run's price, which every actor uses (the first
+# proposal it heard), or -1 when there is none yet (then the asker measures).
 struct CostEntry {
   key @0 :Text;               # OpCostKey::canonical()
   ms @1 :Float64;

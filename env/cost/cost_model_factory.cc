@@ -30,4 +30,6 @@ std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options) {
   throw UsageError("unknown cost model '" + options.kind + "'; choose analytic, measured or cuda");
 }
 
+bool cost_kind_prices_layouts(const std::string& kind) { return kind == "measured"; }
+
 }  // namespace graphworld

@@ -15,6 +15,10 @@ struct CostModelOptions {
   std::string rates_path;         // analytic: "" = calibrated file in the cache dir, else built-in defaults
 };
 
+// Whether models of this kind price oneDNN's blocked layouts (the CPU
+// timer does; analytic and cuda do not): a table made by one is read so.
+bool cost_kind_prices_layouts(const std::string& kind);
+
 // Throws UsageError for an unknown kind and UnavailableError when `cuda` cannot run here.
 std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options);
 

@@ -6,6 +6,8 @@
 // consistent.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <random>
 
 #include "learner/wire_message.h"
@@ -131,7 +133,8 @@ TEST(WireMessage, ControlMessagesRoundTrip) {
   const std::vector<MessageBody> bodies = {
       HelloMessage{"actor", "node-3", 4242}, HeartbeatMessage{1000, 1u << 30}, StopMessage{"the run ended"},
       ParameterRequestMessage{-1}, MetricsMessage{{"env_steps_per_s", "rss_mib"}, {512.5, 300}},
-      ReceiptMessage{7}};
+      ReceiptMessage{7}, CostEntryMessage{"Conv(group=1) f32[1,64,56,56] c:f32[64,64,3,3]", 0.125},
+      CostEntryMessage{"Relu f32[1,64]", kUnknownCost}};
   for (const MessageBody& body : bodies) {
     const DecodeResult got = decode(encode_message(Message{header, body}));
     ASSERT_TRUE(got.message) << message_kind(body) << ": " << got.error;
@@ -145,6 +148,28 @@ TEST(WireMessage, ControlMessagesRoundTrip) {
   EXPECT_EQ(std::get<MetricsMessage>(metrics.message->body).values, (std::vector<double>{1.5, 2}));
   const DecodeResult receipt = decode(encode_message(Message{header, ReceiptMessage{1ull << 40}}));
   EXPECT_EQ(std::get<ReceiptMessage>(receipt.message->body).trajectories_taken, 1ull << 40);
+  const DecodeResult cost = decode(encode_message(Message{header, CostEntryMessage{"Relu f32[8]", 0.5}}));
+  EXPECT_EQ(std::get<CostEntryMessage>(cost.message->body).key, "Relu f32[8]");
+  EXPECT_EQ(std::get<CostEntryMessage>(cost.message->body).ms, 0.5);
+  // Prices that are neither a number of ms nor "unknown", and empty keys.
+  for (const CostEntryMessage& bad : {CostEntryMessage{"", 1.0}, CostEntryMessage{"Relu f32[8]", -0.5},
+                                      CostEntryMessage{"Relu f32[8]", std::nan("")}, CostEntryMessage{"Relu f32[8]", 1e300}}) {
+    const DecodeResult got = decode(encode_message(Message{header, bad}));
+    EXPECT_FALSE(got.message) << "key '" << bad.key << "', " << bad.ms << " ms";
+    EXPECT_NE(got.error.find("cost entry"), std::string::npos) << got.error;
+  }
+}
+
+TEST(WireMessage, AMessageAtAnOddAddressIsCopiedAndReadTheSame) {
+  MessageHeader header;
+  header.run_id = kRun;
+  const std::string bytes = encode_message(Message{header, HelloMessage{"actor", "node-9", 77}});
+  std::string shifted(bytes.size() + 1, '\0');
+  std::memcpy(shifted.data() + 1, bytes.data(), bytes.size());
+  const DecodeResult got = decode_message(std::span(reinterpret_cast<const uint8_t*>(shifted.data()) + 1, bytes.size()),
+                                          expectations());
+  ASSERT_TRUE(got.message) << got.error;
+  EXPECT_EQ(std::get<HelloMessage>(got.message->body).hostname, "node-9");
 }
 
 TEST(WireMessage, RandomBytesTruncationsAndBitFlipsAreRefusedOrValidNeverACrash) {

@@ -1,0 +1,58 @@
+#include "worldmodel/mdn_rnn.h"
+
+#include "common/error.h"
+
+namespace graphworld {
+
+MdnRnnImpl::MdnRnnImpl(MdnRnnConfig config) : config_(config) {
+  if (config.latent_dim < 1 || config.action_dim < 1 || config.num_xfers < 1 || config.hidden < 1 ||
+      config.components < 1)
+    throw UsageError("an MDN-RNN needs positive latent_dim, action_dim, num_xfers, hidden and components");
+  const int64_t k = config.components, d = config.latent_dim, n = config.num_xfers + 1;
+  lstm_ = register_module("lstm", torch::nn::LSTM(torch::nn::LSTMOptions(d + config.action_dim, config.hidden)));
+  mixture_head_ = register_module("mixture", torch::nn::Linear(config.hidden, k * (1 + 2 * d)));
+  reward_head_ = register_module("reward", torch::nn::Linear(config.hidden, 1));
+  done_head_ = register_module("done", torch::nn::Linear(config.hidden, 1));
+  mask_head_ = register_module("mask", torch::nn::Linear(config.hidden, n));
+  locations_head_ = register_module("locations", torch::nn::Linear(config.hidden, n));
+}
+
+MdnRnnOutput MdnRnnImpl::forward(const torch::Tensor& z, const torch::Tensor& actions,
+                                 const torch::optional<std::tuple<torch::Tensor, torch::Tensor>>& state) {
+  const int64_t t = z.size(0), b = z.size(1), k = config_.components, d = config_.latent_dim;
+  auto [hidden, new_state] = lstm_->forward(torch::cat({z, actions}, -1), state);
+  MdnRnnOutput out;
+  const torch::Tensor mix = mixture_head_->forward(hidden);  // [T, B, K (1 + 2D)]
+  out.next_z.logits = mix.narrow(-1, 0, k);
+  out.next_z.means = mix.narrow(-1, k, k * d).reshape({t, b, k, d});
+  // Deviations kept within [e^-7, e^2]: a collapsing component would make
+  // the likelihood unbounded and the gradients explode.
+  out.next_z.log_sigma = mix.narrow(-1, k + k * d, k * d).reshape({t, b, k, d}).clamp(-7.0, 2.0);
+  out.reward = reward_head_->forward(hidden).squeeze(-1);
+  out.done_logit = done_head_->forward(hidden).squeeze(-1);
+  out.mask_logits = mask_head_->forward(hidden);
+  out.log_locations = locations_head_->forward(hidden);
+  out.hidden = hidden;
+  out.state = new_state;
+  return out;
+}
+
+MdnRnnLosses MdnRnnImpl::losses(const MdnRnnOutput& out, const MdnRnnTargets& y) const {
+  const int64_t t = y.next_z.size(0), b = y.next_z.size(1), k = config_.components, d = config_.latent_dim;
+  const torch::Tensor valid = y.valid;
+  const torch::Tensor count = valid.sum().clamp_min(1.0);
+  auto mean_over_valid = [&](const torch::Tensor& per_step) { return (per_step * valid).sum() / count; };
+  GaussianMixture flat{out.next_z.logits.reshape({t * b, k}), out.next_z.means.reshape({t * b, k, d}),
+                       out.next_z.log_sigma.reshape({t * b, k, d})};
+  MdnRnnLosses l;
+  l.z_nll = mean_over_valid(mixture_nll(flat, y.next_z.reshape({t * b, d})).reshape({t, b}));
+  l.reward = mean_over_valid((out.reward - y.reward).pow(2));
+  l.done = mean_over_valid(
+      torch::binary_cross_entropy_with_logits(out.done_logit, y.done, {}, {}, torch::Reduction::None));
+  l.mask = mean_over_valid(
+      torch::binary_cross_entropy_with_logits(out.mask_logits, y.next_mask, {}, {}, torch::Reduction::None).mean(-1));
+  l.locations = mean_over_valid((out.log_locations - y.next_log_locations).pow(2).mean(-1));
+  return l;
+}
+
+}  // namespace graphworld
