@@ -5,6 +5,8 @@
 // parameters the learner sends and streams rollouts back. It waits for the
 // learner (RUN/endpoints) to appear, keeps retrying while the learner is
 // away, and exits 0 when the learner says stop or on Ctrl-C / SIGTERM.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -37,6 +39,10 @@ int run_actor(const CliArgs& args) {
   const int64_t id = args.int_value("--id", -1);
   if (id < 0 || id > 1'000'000) throw UsageError("--id K (the actor's number, 0 or more) is required");
   const double wait_s = args.double_value("--wait", 120.0);
+  const int64_t nice = args.int_value("--nice", 0);
+  if (nice < 0 || nice > 19) throw UsageError("--nice N takes 0 (the default) to 19");
+  if (nice > 0 && setpriority(PRIO_PROCESS, 0, static_cast<int>(nice)) != 0)
+    std::fprintf(stderr, "actor: cannot lower my priority to nice %lld; running at the default\n", static_cast<long long>(nice));
   install_stop_signals();
   // The learner writes endpoints and run_id once it is listening.
   const auto start = std::chrono::steady_clock::now();
@@ -120,6 +126,7 @@ Subcommand actor_command() {
                {"--run", "", "RUN", "the run folder the learner writes"},
                {"--id", "", "K", "this actor's number (0, 1, ...); a restart keeps its number"},
                {"--wait", "", "S", "how long to wait for the learner's endpoints (default 120)"},
+               {"--nice", "", "N", "run at this lower priority, 0-19 (graphworld train passes 5: its actors share the learner's cores)"},
            }},
           run_actor};
 }

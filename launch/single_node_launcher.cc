@@ -51,9 +51,14 @@ int run_single_node(const SingleNodePlan& plan, const std::function<bool()>& sto
     argv.insert(argv.end(), args.begin(), args.end());
     return std::make_unique<ChildProcess>(argv);
   };
+  // Actors run at a lower priority than the learner: on one machine they
+  // share its cores, and the learner's update is the step everything waits
+  // for (an actor that got ahead would only wait for its receipt). Measured
+  // on 2 cores with 2 actors: 599-603 real steps/s at equal priority, 714
+  // with the actors at nice 5.
   auto start_actor = [&](int32_t k) {
     return std::make_unique<ChildProcess>(
-        std::vector<std::string>{exe, "actor", "--run", plan.run_dir, "--id", std::to_string(k)});
+        std::vector<std::string>{exe, "actor", "--run", plan.run_dir, "--id", std::to_string(k), "--nice", "5"});
   };
   auto log = [&](const std::string& line) {
     if (!plan.quiet) std::fprintf(stderr, "launcher: %s\n", line.c_str());
