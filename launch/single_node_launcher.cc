@@ -138,8 +138,9 @@ int run_single_node(const SingleNodePlan& plan, const std::function<bool()>& sto
       }
       const auto status = a.process->poll();
       if (!status || stopping || learner_done) continue;
-      // One that ran a while is not crash-looping: its next restart is prompt.
-      if (since(a.started) > 10.0) a.backoff_s = 1.0;
+      // One that ran for seconds is not crash-looping (a bad config kills an
+      // actor within its first second or two): its next restart is prompt.
+      if (since(a.started) > 5.0) a.backoff_s = 1.0;
       log("actor " + std::to_string(k) + " ended (" + ChildProcess::describe(*status) + "); restarting it in " +
           std::to_string(static_cast<int>(a.backoff_s)) + " s");
       a.restart_pending = true;

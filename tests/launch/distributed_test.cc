@@ -208,12 +208,14 @@ TEST(Distributed, GarbageSentToTheLearnerIsCountedAndDropped) {
   int sent = 0;
   {
     ActorTransport intruder(endpoints, "intruder", {});
+    // Control sends never wait: until the connection is up they fail.
+    std::this_thread::sleep_for(std::chrono::seconds(1));
     std::mt19937_64 rng(3);
     for (int i = 0; i < 40; ++i) {
       std::string noise(8 * (1 + rng() % 512), '\0');
       for (char& c : noise) c = static_cast<char>(rng());
       Stopwatch clock;
-      sent += intruder.send_trajectory(noise, [&] { return clock.elapsed_s() > 2; }) ? 1 : 0;
+      sent += intruder.send_trajectory(noise, [&] { return clock.elapsed_s() > 15; }) ? 1 : 0;
       sent += intruder.send_control(noise) ? 1 : 0;
     }
     // Well-formed but wrong: another schema version, another run, a
@@ -241,7 +243,7 @@ TEST(Distributed, GarbageSentToTheLearnerIsCountedAndDropped) {
         truncated, bad_checksum, std::string(size_t{4} << 20, '\x7f')};
     for (const std::string& bytes : wrong) {
       Stopwatch clock;
-      sent += intruder.send_trajectory(bytes, [&] { return clock.elapsed_s() > 2; }) ? 1 : 0;
+      sent += intruder.send_trajectory(bytes, [&] { return clock.elapsed_s() > 15; }) ? 1 : 0;
       sent += intruder.send_control(bytes) ? 1 : 0;
     }
     // The intruder stays connected until the learner has read them all (a
@@ -252,7 +254,7 @@ TEST(Distributed, GarbageSentToTheLearnerIsCountedAndDropped) {
       return !rows.empty() && rows.back().refused >= sent;
     })) << "sent " << sent << " bad messages\n" << read_file(log);
   }
-  EXPECT_GE(sent, 80);
+  EXPECT_GE(sent, 85) << "of 90";
   const size_t rows_then = read_metrics(run).size();
   EXPECT_TRUE(wait_for(30, [&] { return read_metrics(run).size() >= rows_then + 2; })) << "training stopped";
   ::kill(launcher, SIGINT);
