@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <iostream>
-#include <map>
 #include <optional>
 
 #include "common/error.h"

@@ -1,7 +1,5 @@
 #include "learner/run_cost_table.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 
