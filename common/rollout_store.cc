@@ -126,6 +126,9 @@ Handle create_extendable(hid_t file, const std::string& name, hid_t type, int64_
   Handle space(checked(H5Screate_simple(1, &zero, &unlimited), "HDF5 dataspace"), H5Sclose);
   Handle dcpl(checked(H5Pcreate(H5P_DATASET_CREATE), "HDF5 property list"), H5Pclose);
   H5Pset_chunk(dcpl.get(), 1, &chunk_rows);
+  // A checksum per chunk: damaged rows are refused on reading (a read
+  // fails naming the column) instead of reaching a world model as data.
+  checked(H5Pset_fletcher32(dcpl.get()), "HDF5 checksum filter");
   return Handle(checked(H5Dcreate2(file, name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
                         "creating dataset " + name),
                 H5Dclose);

@@ -29,5 +29,6 @@ Subcommand learner_command();
 Subcommand actor_command();
 Subcommand policy_command();
 Subcommand rollouts_command();
+Subcommand worldmodel_command();
 
 }  // namespace graphworld

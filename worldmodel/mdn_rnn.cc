@@ -5,7 +5,7 @@
 namespace graphworld {
 
 MdnRnnImpl::MdnRnnImpl(MdnRnnConfig config) : config_(config) {
-  if (config.latent_dim < 1 || config.action_dim < 1 || config.num_xfers < 1 || config.hidden < 1 ||
+  if (config.latent_dim < 1 || config.action_dim < 1 || config.num_xfers < 0 || config.hidden < 1 ||
       config.components < 1)
     throw UsageError("an MDN-RNN needs positive latent_dim, action_dim, num_xfers, hidden and components");
   const int64_t k = config.components, d = config.latent_dim, n = config.num_xfers + 1;
@@ -15,12 +15,20 @@ MdnRnnImpl::MdnRnnImpl(MdnRnnConfig config) : config_(config) {
   done_head_ = register_module("done", torch::nn::Linear(config.hidden, 1));
   mask_head_ = register_module("mask", torch::nn::Linear(config.hidden, n));
   locations_head_ = register_module("locations", torch::nn::Linear(config.hidden, n));
+  if (config.mask_leads_action) {
+    if (config.action_dim < config.num_xfers)
+      throw UsageError("an MDN-RNN whose action leads with the mask needs action_dim >= num_xfers");
+    mask_carry_ = register_parameter("mask_carry", torch::full({config.num_xfers}, 3.0));
+  }
 }
 
 MdnRnnOutput MdnRnnImpl::forward(const torch::Tensor& z, const torch::Tensor& actions,
                                  const torch::optional<std::tuple<torch::Tensor, torch::Tensor>>& state) {
   const int64_t t = z.size(0), b = z.size(1), k = config_.components, d = config_.latent_dim;
-  auto [hidden, new_state] = lstm_->forward(torch::cat({z, actions}, -1), state);
+  auto [lstm_out, new_state] = lstm_->forward(torch::cat({z, actions}, -1), state);
+  // Dropout in training only: the heads otherwise learn the training
+  // episodes by heart (mask F1 1.0 there, well below on held-out ones).
+  const torch::Tensor hidden = torch::dropout(lstm_out, config_.dropout, is_training());
   MdnRnnOutput out;
   const torch::Tensor mix = mixture_head_->forward(hidden);  // [T, B, K (1 + 2D)]
   out.next_z.logits = mix.narrow(-1, 0, k);
@@ -31,8 +39,12 @@ MdnRnnOutput MdnRnnImpl::forward(const torch::Tensor& z, const torch::Tensor& ac
   out.reward = reward_head_->forward(hidden).squeeze(-1);
   out.done_logit = done_head_->forward(hidden).squeeze(-1);
   out.mask_logits = mask_head_->forward(hidden);
-  out.log_locations = locations_head_->forward(hidden);
-  out.hidden = hidden;
+  if (config_.mask_leads_action) {
+    const torch::Tensor carried = (2 * actions.narrow(-1, 0, config_.num_xfers) - 1) * mask_carry_;
+    out.mask_logits = out.mask_logits + torch::cat({carried, torch::zeros_like(out.mask_logits.narrow(-1, 0, 1))}, -1);
+  }
+  out.location_change = locations_head_->forward(hidden);
+  out.hidden = lstm_out;
   out.state = new_state;
   return out;
 }
@@ -42,16 +54,19 @@ MdnRnnLosses MdnRnnImpl::losses(const MdnRnnOutput& out, const MdnRnnTargets& y)
   const torch::Tensor valid = y.valid;
   const torch::Tensor count = valid.sum().clamp_min(1.0);
   auto mean_over_valid = [&](const torch::Tensor& per_step) { return (per_step * valid).sum() / count; };
+  const torch::Tensor next_valid = y.next_valid.defined() ? y.next_valid : valid;
+  const torch::Tensor next_count = next_valid.sum().clamp_min(1.0);
+  auto mean_over_next = [&](const torch::Tensor& per_step) { return (per_step * next_valid).sum() / next_count; };
   GaussianMixture flat{out.next_z.logits.reshape({t * b, k}), out.next_z.means.reshape({t * b, k, d}),
                        out.next_z.log_sigma.reshape({t * b, k, d})};
   MdnRnnLosses l;
-  l.z_nll = mean_over_valid(mixture_nll(flat, y.next_z.reshape({t * b, d})).reshape({t, b}));
+  l.z_nll = mean_over_next(mixture_nll(flat, y.next_z.reshape({t * b, d})).reshape({t, b}));
   l.reward = mean_over_valid((out.reward - y.reward).pow(2));
   l.done = mean_over_valid(
       torch::binary_cross_entropy_with_logits(out.done_logit, y.done, {}, {}, torch::Reduction::None));
-  l.mask = mean_over_valid(
-      torch::binary_cross_entropy_with_logits(out.mask_logits, y.next_mask, {}, {}, torch::Reduction::None).mean(-1));
-  l.locations = mean_over_valid((out.log_locations - y.next_log_locations).pow(2).mean(-1));
+  l.mask = mean_over_next(
+      torch::binary_cross_entropy_with_logits(out.mask_logits, y.next_mask, {}, {}, torch::Reduction::None).sum(-1));
+  l.locations = mean_over_next((out.location_change - y.location_change).pow(2).sum(-1));
   return l;
 }
 

@@ -4,8 +4,8 @@
 // - the reward of the step, and whether it ended the episode (done);
 // - the next xfer mask (which rewrites will apply, NO-OP included), so a
 //   dream never asks a real graph what is legal;
-// - log(1 + locations) per xfer, so a dream knows how many places each
-//   rewrite has.
+// - the change of each xfer's location count, so a dream counts how many
+//   places each rewrite has left and ends when none has any.
 // The dream controller acts on (z_t, h_t); the same h drives it in the real
 // environment. Included only by worldmodel/ .cc files and tests.
 #pragma once
@@ -18,10 +18,15 @@ namespace graphworld {
 
 struct MdnRnnConfig {
   int64_t latent_dim = 32;   // D: size of z
-  int64_t action_dim = 0;    // size of the action encoding a_t
+  int64_t action_dim = 0;    // size of the action encoding a_t (the world model also puts the current mask there)
   int64_t num_xfers = 0;     // N: the mask has N + 1 entries (NO-OP last)
   int64_t hidden = 256;      // LSTM width
   int64_t components = 8;    // K
+  // The action input starts with the current xfer mask (N entries, NO-OP
+  // excluded): the next mask's logits then start from it (a learned
+  // per-rule weight times +-1), so the LSTM learns only what a step changes.
+  bool mask_leads_action = false;
+  double dropout = 0.0;  // on the LSTM's output, before the heads, in training mode
 };
 
 // One step's (or one sequence's) predictions. Leading dims [T, B].
@@ -30,7 +35,7 @@ struct MdnRnnOutput {
   torch::Tensor reward;       // [T, B]
   torch::Tensor done_logit;   // [T, B]
   torch::Tensor mask_logits;  // [T, B, N + 1]
-  torch::Tensor log_locations;  // [T, B, N + 1]: predicted log(1 + locations)
+  torch::Tensor location_change;  // [T, B, N + 1]: predicted change of each xfer's location count
   torch::Tensor hidden;       // [T, B, H]: h_t for the controller
   std::tuple<torch::Tensor, torch::Tensor> state;  // the LSTM's (h, c) after the last step
 };
@@ -41,13 +46,28 @@ struct MdnRnnTargets {
   torch::Tensor reward;         // [T, B]
   torch::Tensor done;           // [T, B] float 0/1
   torch::Tensor next_mask;      // [T, B, N + 1] float 0/1
-  torch::Tensor next_log_locations;  // [T, B, N + 1]
+  torch::Tensor location_change;  // [T, B, N + 1]: count after the step minus count before
   torch::Tensor valid;          // [T, B] float: 0 for padding after an episode's end
+  // [T, B] float: 1 where the state after the step is known (next_z,
+  // next_mask, location_change are targets); undefined: same as valid.
+  // The state after an episode's last step is never observed.
+  torch::Tensor next_valid;
 };
 
+// Means over valid steps of: the next z's NLL (nats), the reward's squared
+// error, done's cross-entropy, and the mask's cross-entropy and the
+// location counts' squared error summed over the N + 1 entries (a mean
+// over ~1,000 mostly-constant entries would drown the few that matter).
 struct MdnRnnLosses {
-  torch::Tensor z_nll, reward, done, mask, locations;  // means over valid steps
-  torch::Tensor total() const { return z_nll + reward + done + mask + locations; }
+  // Rewards are percentage points: an error of 0.1 is a loss of 0.01, too
+  // small beside the others for the reward head to be learned well.
+  static constexpr double kRewardWeight = 10.0;
+  torch::Tensor z_nll, reward, done, mask, locations;
+  // The NLL enters per latent dimension: summed over D it dwarfs the heads
+  // that decide what a dream offers and pays.
+  torch::Tensor total(int64_t latent_dim) const {
+    return z_nll / static_cast<double>(latent_dim) + kRewardWeight * reward + done + mask + locations;
+  }
 };
 
 class MdnRnnImpl : public torch::nn::Module {
@@ -65,6 +85,7 @@ class MdnRnnImpl : public torch::nn::Module {
   torch::nn::LSTM lstm_{nullptr};
   torch::nn::Linear mixture_head_{nullptr}, reward_head_{nullptr}, done_head_{nullptr}, mask_head_{nullptr},
       locations_head_{nullptr};
+  torch::Tensor mask_carry_;  // [N]: how strongly the current mask carries over (mask_leads_action)
 };
 TORCH_MODULE(MdnRnn);
 

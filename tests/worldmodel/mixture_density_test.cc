@@ -83,24 +83,24 @@ TEST(MdnRnn, LearnsASimpleLatentDynamics) {
     // Mask: xfer x applies when z[0] > x - 1.5 (NO-OP always).
     const torch::Tensor thresholds = torch::tensor({-1.5f, -0.5f, 0.5f, -1e9f});
     y.next_mask = (y.next_z.select(2, 0).unsqueeze(-1) > thresholds).to(torch::kFloat);
-    y.next_log_locations = y.next_mask * 1.5;
+    y.location_change = y.next_mask * 1.5;
     y.valid = torch::ones({t, b});
     return std::make_tuple(z.slice(0, 0, t), a, y);
   };
   auto [z0, a0, y0] = batch();
-  const double before = model->losses(model->forward(z0, a0), y0).total().item<double>();
+  const double before = model->losses(model->forward(z0, a0), y0).total(config.latent_dim).item<double>();
   torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(3e-3));
   for (int step = 0; step < 400; ++step) {
     auto [z, a, y] = batch();
     adam.zero_grad();
-    model->losses(model->forward(z, a), y).total().backward();
+    model->losses(model->forward(z, a), y).total(config.latent_dim).backward();
     adam.step();
   }
   auto [z1, a1, y1] = batch();
   torch::NoGradGuard no_grad;
   const MdnRnnOutput out = model->forward(z1, a1);
   const MdnRnnLosses after = model->losses(out, y1);
-  EXPECT_LT(after.total().item<double>(), before - 2.0) << "before " << before;
+  EXPECT_LT(after.total(config.latent_dim).item<double>(), before - 2.0) << "before " << before;
   EXPECT_LT(after.reward.item<double>(), 0.05);
   const double mask_accuracy = ((out.mask_logits > 0).to(torch::kFloat) == y1.next_mask).to(torch::kFloat).mean().item<double>();
   EXPECT_GT(mask_accuracy, 0.95);

@@ -1,0 +1,320 @@
+// graphworld worldmodel train --from STORE[,STORE...] -o FILE.gwworld
+// graphworld worldmodel eval FILE.gwworld --from STORE[,STORE...]
+// graphworld worldmodel show FILE.gwworld
+// graphworld worldmodel bench FILE.gwworld
+// graphworld worldmodel agent --graphs G[,G...] [-o DIR]
+//
+// World models offline: trained from rollout stores alone, measured on any
+// store, their dream throughput, and the model-based agent trained in one
+// process (worldmodel/model_based_training.h).
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include "common/error.h"
+#include "common/json_writer.h"
+#include "common/process_memory.h"
+#include "env/cost/analytic_cost_model.h"
+#include "env/gym/observation.h"
+#include "env/rules/rule_library.h"
+#include "launch/bench_commands.h"
+#include "launch/commands.h"
+#include "launch/store_episodes.h"
+#include "launch/training_setup.h"
+#include "learner/compute_threads.h"
+#include "learner/policy_file.h"
+#include "worldmodel/dream_benchmark.h"
+#include "worldmodel/model_based_training.h"
+#include "worldmodel/world_model.h"
+
+namespace graphworld {
+namespace {
+
+int default_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
+StoreEpisodes read_stores(const CliArgs& args) {
+  const std::string from = args.value_or("--from", "");
+  if (from.empty()) throw UsageError("give the rollout stores to read with --from RUN/rollouts.h5[,MORE.h5]");
+  return load_store_episodes(split_comma_list(from),
+                             [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+}
+
+void print_accuracy(const WorldModelAccuracy& a, const char* what) {
+  std::printf("%s: %lld steps, %lld transitions\n", what, static_cast<long long>(a.steps),
+              static_cast<long long>(a.transitions));
+  std::printf("  xfer-mask F1     %.4f (precision %.4f, recall %.4f)   target >= 0.99\n", a.mask_f1, a.mask_precision,
+              a.mask_recall);
+  std::printf("  done accuracy    %.4f                                 target >= 0.99\n", a.done_accuracy);
+  std::printf("  reward MAE       %.4f pp per step                     target <= 0.1\n", a.reward_mae);
+  std::printf("  z NLL            %.3f nats per transition\n", a.z_nll);
+}
+
+void accuracy_json(JsonWriter& json, const WorldModelAccuracy& a) {
+  json.begin_object()
+      .key("steps").value(a.steps)
+      .key("transitions").value(a.transitions)
+      .key("mask_f1").value(a.mask_f1)
+      .key("mask_precision").value(a.mask_precision)
+      .key("mask_recall").value(a.mask_recall)
+      .key("done_accuracy").value(a.done_accuracy)
+      .key("reward_mae").value(a.reward_mae)
+      .key("z_nll").value(a.z_nll)
+      .end_object();
+}
+
+int train_world_model(const CliArgs& args) {
+  args.expect_at_most(1);
+  const std::string out = args.value_or("--output", "");
+  if (out.empty()) throw UsageError("worldmodel train needs -o FILE.gwworld");
+  const ComputeThreads threads(static_cast<int>(args.int_value("--threads", default_threads())));
+  const StoreEpisodes data = read_stores(args);
+  if (data.episodes.size() < 2)
+    throw UsageError("the stores hold " + std::to_string(data.episodes.size()) +
+                     " episodes; a world model needs at least 2 (one is held out)");
+  std::vector<WorldEpisode> train, held_out;
+  const uint64_t seed = static_cast<uint64_t>(args.int_value("--seed", 0));
+  split_episodes(data.episodes, args.double_value("--holdout", 0.2), seed, train, held_out);
+  WorldModelConfig config;
+  config.latent_dim = args.int_value("--latent", config.latent_dim);
+  config.hidden = args.int_value("--hidden", config.hidden);
+  config.components = args.int_value("--components", config.components);
+  WorldModelInfo info;
+  info.rule_library_hash = data.rule_library_hash;
+  info.feature_version = kObservationFeatureVersion;
+  info.max_steps = data.max_steps;
+  info.graphs = data.graphs;
+  info.source = args.value_or("--from", "");
+  WorldModel model(config, XferVocabulary::from_episodes(train, data.num_xfers), info, seed);
+  std::printf("%zu episodes (%lld steps) for training, %zu held out (%lld steps); %d of %d rules in the vocabulary\n",
+              train.size(), static_cast<long long>(count_steps(train)), held_out.size(),
+              static_cast<long long>(count_steps(held_out)), model.vocabulary().size(), data.num_xfers);
+  WorldModelTrainOptions options;
+  options.encoder_epochs = static_cast<int32_t>(args.int_value("--encoder-epochs", options.encoder_epochs));
+  options.epochs = static_cast<int32_t>(args.int_value("--epochs", options.epochs));
+  options.batch_episodes = static_cast<int32_t>(args.int_value("--batch", options.batch_episodes));
+  options.learning_rate = args.double_value("--lr", options.learning_rate);
+  options.seed = seed;
+  options.on_epoch = [](const WorldModelEpochReport& r) {
+    if (r.phase == "encoder") {
+      std::printf("encoder %3d/%d  reconstruction train %.4f held-out %.4f  %.2fs\n", r.epoch, r.epochs, r.train_loss,
+                  r.held_out_loss, r.seconds);
+    } else {
+      std::printf("mdn-rnn %3d/%d  train %.4f held-out %.4f | held-out z-nll %.3f reward %.5f done %.4f mask %.4f "
+                  "locations %.4f  %.2fs\n",
+                  r.epoch, r.epochs, r.train_loss, r.held_out_loss, r.held_out.z_nll, r.held_out.reward,
+                  r.held_out.done, r.held_out.mask, r.held_out.locations, r.seconds);
+    }
+    std::fflush(stdout);
+  };
+  model.train(train, held_out, options);
+  model.save(out);
+  print_accuracy(model.evaluate(held_out), "held-out episodes");
+  std::printf("wrote %s (the epoch with the lowest held-out loss)\n", out.c_str());
+  return 0;
+}
+
+int eval_world_model(const CliArgs& args) {
+  const std::string& file = args.positional(1, "a world model FILE.gwworld");
+  args.expect_at_most(2);
+  const ComputeThreads threads(static_cast<int>(args.int_value("--threads", default_threads())));
+  const WorldModel model = WorldModel::load(file);
+  const StoreEpisodes data = read_stores(args);
+  if (data.rule_library_hash != model.info().rule_library_hash)
+    throw UsageError(file + " was trained on another rule library than the stores' runs used");
+  // The model's graph indices are its own; only names matter for starts,
+  // and accuracy is per step, so episodes are scored as they come.
+  const WorldModelAccuracy a = model.evaluate(data.episodes);
+  if (args.flag("--json")) {
+    JsonWriter json;
+    json.begin_object().key("model").value(file).key("episodes").value(static_cast<int64_t>(data.episodes.size()));
+    json.key("accuracy");
+    accuracy_json(json, a);
+    json.end_object();
+    std::printf("%s\n", json.str().c_str());
+  } else {
+    print_accuracy(a, "episodes");
+  }
+  return 0;
+}
+
+int show_world_model(const CliArgs& args) {
+  const std::string& file = args.positional(1, "a world model FILE.gwworld");
+  args.expect_at_most(2);
+  std::printf("%s", describe_world_model(WorldModel::load(file)).c_str());
+  return 0;
+}
+
+int bench_world_model(const CliArgs& args) {
+  const std::string& file = args.positional(1, "a world model FILE.gwworld");
+  args.expect_at_most(2);
+  const int thread_count = static_cast<int>(args.int_value("--threads", default_threads()));
+  const ComputeThreads threads(thread_count);
+  const WorldModel model = WorldModel::load(file);
+  const double seconds = args.double_value("--seconds", 3.0);
+  const double tau = args.double_value("--tau", 1.0);
+  std::vector<DreamThroughput> results;
+  for (const std::string& b : split_comma_list(args.value_or("--batches", "1,64,1024"))) {
+    const int64_t batch = std::stoll(b);
+    if (batch < 1) throw UsageError("--batches: batch sizes must be >= 1, got " + b);
+    results.push_back(measure_dream_throughput(model, batch, seconds, tau, 0));
+  }
+  if (args.flag("--json")) {
+    JsonWriter json;
+    json.begin_object().key("model").value(file).key("threads").value(static_cast<int64_t>(thread_count));
+    json.key("results").begin_array();
+    for (const DreamThroughput& r : results)
+      json.begin_object().key("batch").value(r.batch).key("steps").value(r.steps).key("steps_per_s").value(r.steps_per_s).end_object();
+    json.end_array().key("peak_rss_mib").value(peak_rss_mib()).end_object();
+    std::printf("%s\n", json.str().c_str());
+  } else {
+    std::printf("dream steps/s on %d threads (controller + MDN-RNN step + sampling, tau %.2f):\n", thread_count, tau);
+    for (const DreamThroughput& r : results)
+      std::printf("  batch %5lld  %12.0f steps/s\n", static_cast<long long>(r.batch), r.steps_per_s);
+    std::printf("peak RSS %.0f MiB\n", peak_rss_mib());
+  }
+  return 0;
+}
+
+int agent(const CliArgs& args) {
+  args.expect_at_most(1);
+  const std::string graphs_arg = args.value_or("--graphs", "");
+  if (graphs_arg.empty()) throw UsageError("worldmodel agent needs --graphs G[,G...] (zoo names or ONNX files)");
+  const ComputeThreads threads(static_cast<int>(args.int_value("--threads", 1)));
+  const std::vector<TrainingGraph> graphs = load_training_graphs(split_comma_list(graphs_arg));
+  const std::string rates = args.value_or("--rates", "");
+  AnalyticCostModel cost = rates.empty() ? AnalyticCostModel() : AnalyticCostModel(load_analytic_rates(rates));
+  const RuleLibrary& library = default_rule_library();
+  const RuleMatcher matcher(library.rules);
+  GraphEnvOptions env_options;
+  env_options.max_steps = static_cast<int32_t>(args.int_value("--max-steps", 200));
+  std::vector<GraphEnv> envs;
+  std::vector<GraphEnv*> env_pointers;
+  std::vector<std::string> names;
+  for (const TrainingGraph& g : graphs) {
+    envs.emplace_back(g.graph, matcher, cost, env_options);
+    names.push_back(g.name);
+  }
+  for (GraphEnv& e : envs) env_pointers.push_back(&e);
+  ModelBasedOptions options;
+  options.rounds = static_cast<int32_t>(args.int_value("--rounds", options.rounds));
+  options.random_episodes = static_cast<int32_t>(args.int_value("--random-episodes", options.random_episodes));
+  options.episodes_per_round = static_cast<int32_t>(args.int_value("--episodes-per-round", options.episodes_per_round));
+  options.dream_updates = static_cast<int32_t>(args.int_value("--dream-updates", options.dream_updates));
+  options.tau = args.double_value("--tau", options.tau);
+  options.seed = static_cast<uint64_t>(args.int_value("--seed", 0));
+  options.model.hidden = args.int_value("--hidden", options.model.hidden);
+  const std::string out_dir = args.value_or("--output", "");
+  if (!out_dir.empty()) std::filesystem::create_directories(out_dir);
+  const bool json_out = args.flag("--json");
+  ModelBasedResult result = train_model_based(
+      env_pointers, names, static_cast<int32_t>(matcher.num_rules()), options,
+      [&](const ModelBasedRound& r) {
+        if (json_out) return;
+        std::printf("round %d: %lld real steps, %lld dream steps, %.1f s; held-out mask F1 %.4f reward MAE %.4f; "
+                    "dream return %.3f%%\n",
+                    r.round, static_cast<long long>(r.real_steps), static_cast<long long>(r.dream_steps), r.wall_s,
+                    r.held_out.mask_f1, r.held_out.reward_mae, r.dream_return);
+        for (const GraphOutcome& g : r.graphs) {
+          std::printf("  %-24s real %.3f%% in %zu steps  dream %.3f%% in %zu steps  gap %.3f pp\n", g.graph.c_str(),
+                      g.real_reduction, g.real_xfers.size(), g.dream_reduction, g.dream_xfers.size(),
+                      g.dream_reduction - g.real_reduction);
+          if (std::getenv("GW_DEBUG_XFERS")) {
+            for (int32_t x : g.real_xfers) std::printf("%d ", x);
+            std::printf("\n");
+            for (int32_t x : g.dream_xfers) std::printf("%d ", x);
+            std::printf("\n");
+          }
+        }
+        std::fflush(stdout);
+      },
+      out_dir.empty() ? "" : out_dir + "/controller.gwctl");
+  result.model->info().rule_library_hash = rule_library_hash(library);
+  if (!out_dir.empty()) result.model->save(out_dir + "/world_model.gwworld");
+  if (json_out) {
+    JsonWriter json;
+    json.begin_object().key("rounds").begin_array();
+    for (const ModelBasedRound& r : result.rounds) {
+      json.begin_object()
+          .key("round").value(static_cast<int64_t>(r.round))
+          .key("real_steps").value(r.real_steps)
+          .key("dream_steps").value(r.dream_steps)
+          .key("wall_s").value(r.wall_s)
+          .key("dream_return").value(r.dream_return)
+          .key("held_out");
+      accuracy_json(json, r.held_out);
+      json.key("graphs").begin_array();
+      for (const GraphOutcome& g : r.graphs)
+        json.begin_object()
+            .key("graph").value(g.graph)
+            .key("real_reduction").value(g.real_reduction)
+            .key("dream_reduction").value(g.dream_reduction)
+            .end_object();
+      json.end_array().end_object();
+    }
+    json.end_array().key("peak_rss_mib").value(peak_rss_mib()).end_object();
+    std::printf("%s\n", json.str().c_str());
+  } else if (!out_dir.empty()) {
+    std::printf("wrote %s/world_model.gwworld and %s/controller.gwctl\n", out_dir.c_str(), out_dir.c_str());
+  }
+  return 0;
+}
+
+int run_worldmodel(const CliArgs& args) {
+  const std::string& action = args.positional(0, "an action: train, eval, show, bench or agent");
+  if (action == "train") return train_world_model(args);
+  if (action == "eval") return eval_world_model(args);
+  if (action == "show") return show_world_model(args);
+  if (action == "bench") return bench_world_model(args);
+  if (action == "agent") return agent(args);
+  throw UsageError("unknown worldmodel action '" + action + "'; use train, eval, show, bench or agent");
+}
+
+}  // namespace
+
+Subcommand worldmodel_command() {
+  return {{"worldmodel",
+           "train --from STORES -o FILE | eval FILE --from STORES | show FILE | bench FILE | agent --graphs GRAPHS",
+           "World models: train offline from rollout stores, measure, benchmark the dream, run the model-based agent.",
+           "train   trains a world model (latent encoder, then MDN-RNN) from the real episodes in one or more\n"
+           "        rollout stores (comma-separated RUN/rollouts.h5 files); observations are rebuilt by replay\n"
+           "        with each store's run config. A held-out share of the episodes (--holdout) is scored every\n"
+           "        epoch, per head, and the epoch with the lowest held-out loss is kept.\n"
+           "eval    xfer-mask F1, done accuracy, reward MAE (percentage points per step) and z NLL of a world\n"
+           "        model on the episodes of any stores (one-step predictions from real states).\n"
+           "show    describes a world model file.\n"
+           "bench   dream steps/s with the controller acting, at each batch of --batches.\n"
+           "agent   the model-based agent in one process on --graphs: random episodes, then rounds of world\n"
+           "        model training, PPO in the dream and real episodes by the controller. Prints real and\n"
+           "        dream steps, wall time and, per graph, the reduction the greedy controller reaches in the\n"
+           "        real environment against the one the dream predicts.",
+           {
+               {"--from", "", "STORES", "train, eval: comma-separated rollout stores (RUN/rollouts.h5)"},
+               {"--output", "-o", "PATH", "train: the world model file to write; agent: a folder for the model and controller"},
+               {"--holdout", "", "F", "train: share of episodes held out (default 0.2)"},
+               {"--epochs", "", "N", "train: MDN-RNN epochs (default 100)"},
+               {"--encoder-epochs", "", "N", "train: encoder epochs (default 40)"},
+               {"--batch", "", "N", "train: episodes per minibatch (default 4)"},
+               {"--lr", "", "LR", "train: Adam learning rate (default 0.002)"},
+               {"--latent", "", "D", "train: size of z (default 32)"},
+               {"--hidden", "", "H", "train, agent: LSTM width (default 256)"},
+               {"--components", "", "K", "train: Gaussians in the next-z mixture (default 8)"},
+               {"--seed", "", "S", "train, agent: seed (default 0)"},
+               {"--threads", "", "T", "math threads (default: all cores; agent: 1)"},
+               {"--batches", "", "LIST", "bench: dream batch sizes (default 1,64,1024)"},
+               {"--seconds", "", "S", "bench: seconds per batch size (default 3)"},
+               {"--tau", "", "TAU", "bench, agent: mixture temperature (default 1.0)"},
+               {"--graphs", "", "LIST", "agent: zoo names or ONNX files"},
+               {"--rates", "", "FILE", "agent: analytic cost rates (default: built-in)"},
+               {"--max-steps", "", "N", "agent: episode horizon (default 200)"},
+               {"--rounds", "", "N", "agent: rounds (default 6)"},
+               {"--random-episodes", "", "N", "agent: random episodes per graph first (default 4)"},
+               {"--episodes-per-round", "", "N", "agent: controller episodes per graph per round (default 1)"},
+               {"--dream-updates", "", "N", "agent: PPO updates in the dream per round (default 60)"},
+               {"--json", "", "", "eval, bench, agent: one JSON object"},
+           }},
+          run_worldmodel};
+}
+
+}  // namespace graphworld

@@ -1,0 +1,105 @@
+// `graphworld worldmodel` on the store of a real run: offline training with
+// per-head held-out losses, evaluation, description; damaged stores and
+// world-model files are refused with the file named.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/launch/distributed_test_support.h"
+
+namespace graphworld::testing {
+namespace {
+
+// One small real run shared by the tests here.
+const std::string& run_with_store() {
+  static const std::string run = [] {
+    const std::string dir = fresh("worldmodel-cli-run");
+    std::string out;
+    EXPECT_EQ(run_command(train_command(dir, 2048), &out), 0) << out;
+    return dir;
+  }();
+  return run;
+}
+
+std::string damaged_copy(const std::string& path, const std::string& to) {
+  std::string bytes = read_file(path);
+  for (size_t i = bytes.size() / 3; i < bytes.size() / 3 + 64 && i < bytes.size(); ++i) bytes[i] = static_cast<char>(~bytes[i]);
+  std::ofstream(to, std::ios::binary) << bytes;
+  return to;
+}
+
+TEST(WorldModelCli, TrainsFromARunsStoreAndEvaluatesOnIt) {
+  const std::string store = run_with_store() + "/rollouts.h5";
+  const std::string dir = fresh("worldmodel-cli");
+  std::filesystem::create_directories(dir);
+  const std::string model = dir + "/model.gwworld";
+  std::string out;
+  ASSERT_EQ(run_command(graphworld_binary() + " worldmodel train --from " + store + " -o " + model +
+                            " --epochs 8 --encoder-epochs 4 --hidden 64 --threads 1",
+                        &out),
+            0)
+      << out;
+  EXPECT_TRUE(std::filesystem::exists(model));
+  EXPECT_NE(out.find("held out"), std::string::npos) << out;
+  EXPECT_NE(out.find("mdn-rnn   8/8"), std::string::npos) << "one line per epoch\n" << out;
+  EXPECT_NE(out.find("held-out z-nll"), std::string::npos) << "per-head held-out losses\n" << out;
+  EXPECT_NE(out.find("xfer-mask F1"), std::string::npos) << out;
+
+  ASSERT_EQ(run_command(graphworld_binary() + " worldmodel eval " + model + " --from " + store + " --json", &out), 0)
+      << out;
+  const double f1 = number_after(out, "mask_f1"), steps = number_after(out, "steps");
+  EXPECT_GT(steps, 1000) << out;
+  EXPECT_GT(f1, 0.5) << out;
+  EXPECT_LE(f1, 1.0) << out;
+
+  ASSERT_EQ(run_command(graphworld_binary() + " worldmodel show " + model, &out), 0) << out;
+  EXPECT_NE(out.find("squeezenet1.1"), std::string::npos) << out;
+
+  // The dream benchmark runs on it and prints steps/s per batch.
+  ASSERT_EQ(run_command(graphworld_binary() + " worldmodel bench " + model + " --seconds 0.2 --batches 1,64 --json",
+                        &out),
+            0)
+      << out;
+  EXPECT_GT(number_after(out, "steps_per_s"), 0) << out;
+}
+
+TEST(WorldModelCli, DamagedStoresAndModelsAreRefusedNamingTheFile) {
+  const std::string store = run_with_store() + "/rollouts.h5";
+  const std::string dir = fresh("worldmodel-cli-damage");
+  std::filesystem::create_directories(dir);
+  std::string out;
+  // Not HDF5 at all.
+  const std::string text = dir + "/notes.h5";
+  std::ofstream(text) << "these are not rollouts\n";
+  EXPECT_EQ(run_command(graphworld_binary() + " worldmodel train --from " + text + " -o " + dir + "/m.gwworld", &out), 2)
+      << out;
+  EXPECT_NE(out.find(text), std::string::npos) << out;
+  // A real store with damaged bytes.
+  const std::string damaged = damaged_copy(store, dir + "/damaged.h5");
+  const int status = run_command(graphworld_binary() + " worldmodel train --from " + damaged + " -o " + dir + "/m.gwworld", &out);
+  EXPECT_EQ(status, 2) << out;
+  EXPECT_NE(out.find("damaged.h5"), std::string::npos) << out;
+  EXPECT_EQ(out.find("internal error"), std::string::npos) << out;
+  // A missing store.
+  EXPECT_EQ(run_command(graphworld_binary() + " worldmodel train --from " + dir + "/absent.h5 -o " + dir + "/m.gwworld", &out), 2)
+      << out;
+  EXPECT_NE(out.find("absent.h5"), std::string::npos) << out;
+
+  // A damaged world model file.
+  const std::string model = dir + "/model.gwworld";
+  ASSERT_EQ(run_command(graphworld_binary() + " worldmodel train --from " + store + " -o " + model +
+                            " --epochs 1 --encoder-epochs 1 --hidden 32 --threads 1",
+                        &out),
+            0)
+      << out;
+  const std::string bad_model = damaged_copy(model, dir + "/bad.gwworld");
+  EXPECT_EQ(run_command(graphworld_binary() + " worldmodel eval " + bad_model + " --from " + store, &out), 2) << out;
+  EXPECT_NE(out.find("bad.gwworld"), std::string::npos) << out;
+  // A policy file is not a world model.
+  EXPECT_EQ(run_command(graphworld_binary() + " worldmodel show " + source_dir() + "/policies/default.gwpolicy", &out), 2)
+      << out;
+}
+
+}  // namespace
+}  // namespace graphworld::testing

@@ -1,0 +1,103 @@
+// Episodes for world models: grouping stored steps by actor slot (episodes
+// interleave in a store), dropping steps whose history is missing, the
+// vocabulary, and the held-out split.
+#include "worldmodel/world_episode.h"
+
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+
+namespace graphworld {
+namespace {
+
+StoredStep stored(uint32_t actor, int32_t slot, int32_t episode_step, int32_t xfer, bool done) {
+  StoredStep s;
+  s.actor_id = actor;
+  s.env_slot = slot;
+  s.episode_step = episode_step;
+  s.xfer = xfer;
+  s.reward = static_cast<float>(xfer);
+  s.done = done ? 1 : 0;
+  return s;
+}
+
+// A replay that rebuilds every step except those listed, with one allowed
+// xfer (3) so the steps are recognisable.
+ReplayFunction fake_replay(std::vector<size_t> missing) {
+  return [missing](const std::vector<StoredStep>& steps, const std::function<void(size_t, const Observation&)>& visit) {
+    Observation o;
+    o.num_xfers = 5;
+    o.max_locations = 4;
+    o.xfer_mask = {0, 0, 0, 1, 0, 1};
+    o.location_begin = {0, 0, 0, 0, 2, 2};
+    o.graph.globals.assign(kGlobalFeatureDim, 0.5f);
+    for (size_t i = 0; i < steps.size(); ++i)
+      if (std::find(missing.begin(), missing.end(), i) == missing.end()) visit(i, o);
+  };
+}
+
+TEST(WorldEpisode, StoredStepsAreGroupedPerActorSlotIntoEpisodes) {
+  // Two slots interleaved: slot A plays 0,1,2(done) then 0; slot B 0,1(done).
+  const std::vector<StoredStep> steps = {stored(1, 0, 0, 1, false), stored(2, 0, 0, 2, false),
+                                         stored(1, 0, 1, 1, false), stored(2, 0, 1, 2, true),
+                                         stored(1, 0, 2, 1, true),  stored(1, 0, 0, 4, false)};
+  const std::vector<WorldEpisode> episodes = episodes_from_stored_steps(steps, fake_replay({}));
+  ASSERT_EQ(episodes.size(), 3u);
+  EXPECT_EQ(episodes[0].steps.size(), 2u);  // slot B finished first
+  EXPECT_TRUE(episodes[0].complete());
+  EXPECT_EQ(episodes[1].steps.size(), 3u);
+  EXPECT_TRUE(episodes[1].complete());
+  EXPECT_EQ(episodes[2].steps.size(), 1u);  // unfinished, kept
+  EXPECT_FALSE(episodes[2].complete());
+  EXPECT_EQ(episodes[1].steps[0].allowed, std::vector<int32_t>{3});
+  EXPECT_EQ(episodes[1].steps[0].locations, std::vector<int32_t>{2});
+  EXPECT_EQ(episodes[1].steps[0].summary.size(), static_cast<size_t>(kSummaryDim));
+}
+
+TEST(WorldEpisode, AStepWithoutItsHistoryStartsNoEpisode) {
+  // The store begins mid-episode (steps 5, 6 of slot 0), and step 1 of the
+  // next episode cannot be rebuilt: only the first step of it survives, and
+  // its later steps wait for a new start.
+  const std::vector<StoredStep> steps = {stored(1, 0, 5, 1, false), stored(1, 0, 6, 1, true),
+                                         stored(1, 0, 0, 2, false), stored(1, 0, 1, 2, false),
+                                         stored(1, 0, 2, 2, true)};
+  const std::vector<WorldEpisode> episodes = episodes_from_stored_steps(steps, fake_replay({3}));
+  ASSERT_EQ(episodes.size(), 1u);
+  EXPECT_EQ(episodes[0].steps.size(), 1u);
+  EXPECT_FALSE(episodes[0].complete());
+}
+
+TEST(WorldEpisode, VocabularyMapsSeenXfersAndNoOp) {
+  WorldEpisode e;
+  WorldStep a, b;
+  a.allowed = {7, 3};
+  b.allowed = {3, 11};
+  e.steps = {a, b};
+  const XferVocabulary v = XferVocabulary::from_episodes({e}, 20);
+  EXPECT_EQ(v.xfers(), (std::vector<int32_t>{3, 7, 11}));
+  EXPECT_EQ(v.index_of(7), 1);
+  EXPECT_EQ(v.index_of(5), -1);
+  EXPECT_EQ(v.index_of(20), 3) << "NO-OP is the last index";
+  EXPECT_EQ(v.xfer(3), 20);
+  EXPECT_THROW(v.xfer(4), UsageError);
+  EXPECT_THROW(XferVocabulary({25}, 20), FormatError);
+}
+
+TEST(WorldEpisode, SplitHoldsOutAShareAndIsSeeded) {
+  std::vector<WorldEpisode> all(10);
+  for (int i = 0; i < 10; ++i) all[static_cast<size_t>(i)].graph_index = i;
+  std::vector<WorldEpisode> train, held, train2, held2;
+  split_episodes(all, 0.2, 4, train, held);
+  EXPECT_EQ(held.size(), 2u);
+  EXPECT_EQ(train.size(), 8u);
+  split_episodes(all, 0.2, 4, train2, held2);
+  ASSERT_EQ(held2.size(), 2u);
+  EXPECT_EQ(held[0].graph_index, held2[0].graph_index);
+  EXPECT_EQ(held[1].graph_index, held2[1].graph_index);
+  split_episodes(std::vector<WorldEpisode>(2), 0.01, 1, train, held);
+  EXPECT_EQ(held.size(), 1u) << "at least one held out";
+  EXPECT_THROW(split_episodes(all, 1.0, 1, train, held), UsageError);
+}
+
+}  // namespace
+}  // namespace graphworld

@@ -1,0 +1,43 @@
+#include "worldmodel/dream_benchmark.h"
+
+#include <chrono>
+
+#include "common/error.h"
+#include "worldmodel/controller.h"
+#include "worldmodel/dream_env.h"
+
+namespace graphworld {
+
+DreamThroughput measure_dream_throughput(const WorldModel& model, int64_t batch, double seconds, double tau,
+                                         uint64_t seed) {
+  const torch::Tensor& starts = model.impl().starts;
+  if (!starts.defined() || starts.size(0) == 0)
+    throw UsageError("the world model has no real initial states to dream from (train it first)");
+  torch::InferenceMode inference;
+  DreamOptions options;
+  options.batch = batch;
+  options.tau = tau;
+  options.max_steps = std::max(1, model.info().max_steps);
+  options.seed = seed;
+  DreamEnv dream(model, starts, options);
+  DreamController controller = make_controller(model, seed);
+  auto one_step = [&] {
+    const ControllerOutput out = controller->forward(dream.z(), dream.hidden(), dream.mask());
+    dream.step(torch::multinomial(torch::softmax(out.logits, -1), 1).squeeze(1));
+  };
+  for (int i = 0; i < 5; ++i) one_step();
+  DreamThroughput result;
+  result.batch = batch;
+  const auto start = std::chrono::steady_clock::now();
+  int64_t batched = 0;
+  do {
+    one_step();
+    ++batched;
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  } while (result.seconds < seconds);
+  result.steps = batched * batch;
+  result.steps_per_s = static_cast<double>(result.steps) / result.seconds;
+  return result;
+}
+
+}  // namespace graphworld

@@ -1,0 +1,24 @@
+// Dream throughput: dream steps per second at a given batch, with the
+// controller choosing every action (what a dream actor does per step:
+// controller forward, mask, MDN-RNN step, sampling). Torch-free header.
+#pragma once
+
+#include <cstdint>
+
+#include "worldmodel/world_model.h"
+
+namespace graphworld {
+
+struct DreamThroughput {
+  int64_t batch = 0;
+  int64_t steps = 0;  // dream steps timed (batch x batched steps)
+  double seconds = 0;
+  double steps_per_s = 0;
+};
+
+// Runs for about `seconds` after a short warm-up, from the model's starts.
+// UsageError if the model has no starts (it was never trained).
+DreamThroughput measure_dream_throughput(const WorldModel& model, int64_t batch, double seconds, double tau,
+                                         uint64_t seed);
+
+}  // namespace graphworld

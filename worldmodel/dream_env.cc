@@ -1,0 +1,96 @@
+#include "worldmodel/dream_env.h"
+
+#include "common/error.h"
+
+namespace graphworld {
+
+DreamEnv::DreamEnv(const WorldModel& model, const torch::Tensor& starts, DreamOptions options)
+    : model_(&model.impl()), options_(options), generator_(at::detail::createCPUGenerator(options.seed)) {
+  if (options.batch < 1) throw UsageError("a dream needs batch >= 1");
+  if (options.max_steps < 1) throw UsageError("a dream needs max_steps >= 1");
+  if (!(options.tau >= 0)) throw UsageError("a dream needs a temperature tau >= 0");
+  const int64_t v = model_->vocabulary.size();
+  if (starts.dim() != 2 || starts.size(0) < 1 || starts.size(1) != model_->encoder_input_dim())
+    throw UsageError("a dream needs at least one real initial state of " + std::to_string(model_->encoder_input_dim()) +
+                     " encoder inputs");
+  torch::NoGradGuard no_grad;
+  const torch::Tensor x = starts.to(torch::kFloat);
+  start_z_ = model_->encoder->encode(x);
+  start_mask_ = torch::cat({x.narrow(1, kSummaryDim, v) > 0.5, torch::ones({x.size(0), 1}, torch::kBool)}, 1);
+  start_locations_ = x.narrow(1, kSummaryDim + v, v);
+  const int64_t b = options.batch;
+  z_ = torch::zeros({b, model_->config.latent_dim});
+  h_ = torch::zeros({b, model_->config.hidden});
+  c_ = torch::zeros({b, model_->config.hidden});
+  mask_ = torch::zeros({b, v + 1}, torch::kBool);
+  locations_ = torch::zeros({b, v});
+  counts_ = torch::zeros({b, v});
+  steps_ = torch::zeros({b}, torch::kInt64);
+  returns_ = torch::zeros({b});
+  start_ = torch::zeros({b}, torch::kInt64);
+  restart(torch::ones({b}, torch::kBool));
+}
+
+void DreamEnv::restart(const torch::Tensor& rows) {
+  const torch::Tensor index = rows.nonzero().squeeze(1);
+  const int64_t n = index.numel();
+  if (n == 0) return;
+  const int64_t s = start_z_.size(0);
+  const torch::Tensor picks = torch::remainder(torch::arange(next_start_, next_start_ + n, torch::kInt64), s);
+  next_start_ = (next_start_ + n) % s;
+  z_.index_put_({index}, start_z_.index_select(0, picks));
+  mask_.index_put_({index}, start_mask_.index_select(0, picks));
+  locations_.index_put_({index}, start_locations_.index_select(0, picks));
+  counts_.index_put_({index}, WorldModel::Impl::location_counts(start_locations_.index_select(0, picks)));
+  h_.index_put_({index}, torch::zeros({n, h_.size(1)}));
+  c_.index_put_({index}, torch::zeros({n, c_.size(1)}));
+  steps_.index_put_({index}, 0);
+  returns_.index_put_({index}, 0.0);
+  start_.index_put_({index}, picks);
+}
+
+DreamStepResult DreamEnv::step(const torch::Tensor& actions) {
+  torch::NoGradGuard no_grad;
+  const int64_t b = options_.batch, v = model_->vocabulary.size();
+  if (actions.dim() != 1 || actions.size(0) != b)
+    throw UsageError("a dream step takes one action per row (" + std::to_string(b) + ")");
+  const torch::Tensor a = actions.to(torch::kInt64);
+  if ((a < 0).any().item<bool>() || (a > v).any().item<bool>())
+    throw UsageError("a dream action is outside the vocabulary [0, " + std::to_string(v) + "]");
+  const torch::Tensor allowed = mask_.gather(1, a.unsqueeze(1)).squeeze(1);
+  if (!allowed.all().item<bool>()) {
+    const int64_t row = (~allowed).nonzero()[0][0].item<int64_t>();
+    throw UsageError("dream row " + std::to_string(row) + ": action " + std::to_string(a[row].item<int64_t>()) +
+                     " is masked by the predicted mask");
+  }
+  const torch::Tensor condition =
+      model_->rnn_condition(mask_.narrow(1, 0, v).to(torch::kFloat), locations_, model_->action_input(a, steps_ + 1));
+  const MdnRnnOutput out = model_->rnn->forward(z_.unsqueeze(0), condition.unsqueeze(0),
+                                                std::make_tuple(h_.unsqueeze(0), c_.unsqueeze(0)));
+  DreamStepResult result;
+  // NO-OP changes nothing and earns nothing, as in the real environment.
+  result.reward = torch::where(a == v, torch::zeros({b}), out.reward.squeeze(0));
+  h_ = std::get<0>(out.state).squeeze(0);
+  c_ = std::get<1>(out.state).squeeze(0);
+  GaussianMixture next{out.next_z.logits.squeeze(0), out.next_z.means.squeeze(0), out.next_z.log_sigma.squeeze(0)};
+  z_ = sample_mixture(next, options_.tau, generator_).clamp(-1.0, 1.0);  // the encoder's range
+  // Counts move by the predicted change (kept fractional: rounding each
+  // step would swallow a change predicted as -0.4 for ever); a rule is
+  // offered only where the mask head and its count agree, and with nothing
+  // left to apply the episode ends, as a real one does ("no-match").
+  const torch::Tensor counts = (counts_ + out.location_change.squeeze(0).narrow(1, 0, v)).clamp_min(0.0);
+  mask_ = out.mask_logits.squeeze(0) > 0;
+  mask_.narrow(1, 0, v).logical_and_(counts >= 0.5);
+  mask_.select(1, v).fill_(true);
+  counts_ = counts * mask_.narrow(1, 0, v);
+  locations_ = WorldModel::Impl::scaled_locations(counts_);
+  steps_ += 1;
+  returns_ += result.reward;
+  const torch::Tensor nothing_left = mask_.narrow(1, 0, v).any(1).logical_not();
+  result.done = (out.done_logit.squeeze(0) > 0) | (a == v) | (steps_ >= options_.max_steps) | nothing_left;
+  result.episode_return = torch::where(result.done, returns_, torch::zeros_like(returns_));
+  restart(result.done);
+  return result;
+}
+
+}  // namespace graphworld

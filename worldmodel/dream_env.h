@@ -1,0 +1,75 @@
+// Batched rollouts inside a world model ("the dream"). Each of B rows holds
+// a dream episode: the latent z_t, the predicted xfer mask over the model's
+// vocabulary (NO-OP last, always allowed) and the LSTM's state. A step
+// feeds (z_t, mask_t, locations_t, a_t) to the MDN-RNN and takes from its
+// output the reward, done, the next mask (logit > 0), the next location
+// counts and a z_{t+1} sampled at temperature tau. No graph and no real environment is touched: rows start
+// from real initial states given once (DreamStart), and that is all.
+//
+// An episode ends on predicted done, NO-OP, or max_steps; the row then
+// restarts from the next start (round robin), like a vectorised env.
+// Actions are vocabulary indices; a masked one is refused (UsageError).
+//
+// Location choice: a dream has no graph, so it cannot name places. The
+// controller picks the rule and the place is always its first location in
+// the matcher's deterministic order (location 0); in the real environment
+// the same choice is location 0 of that rule's current matches. The world
+// model is trained on data where that is what happened.
+//
+// Included only by worldmodel/ .cc files and tests.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "worldmodel/world_model.h"
+#include "worldmodel/world_model_modules.h"
+
+namespace graphworld {
+
+struct DreamOptions {
+  int64_t batch = 64;
+  double tau = 1.0;         // mixture temperature when sampling z_{t+1}
+  int32_t max_steps = 200;  // the real environment's horizon
+  uint64_t seed = 0;
+};
+
+struct DreamStepResult {
+  torch::Tensor reward;  // [B] predicted reward of the step
+  torch::Tensor done;    // [B] bool: the step ended the row's episode (the row has restarted)
+  // [B] sum of predicted rewards of the episode that just ended (0 elsewhere).
+  torch::Tensor episode_return;
+};
+
+class DreamEnv {
+ public:
+  // `starts` are real initial states as encoder inputs [S, E]
+  // (WorldModel::Impl::encoder_inputs of the first steps of real episodes;
+  // a trained model keeps one per training graph: Impl::starts).
+  DreamEnv(const WorldModel& model, const torch::Tensor& starts, DreamOptions options);
+
+  // What the controller sees for the current step.
+  const torch::Tensor& z() const { return z_; }          // [B, D]
+  const torch::Tensor& hidden() const { return h_; }     // [B, H]
+  const torch::Tensor& mask() const { return mask_; }    // [B, V + 1] bool
+  const torch::Tensor& start_index() const { return start_; }  // [B] int64: the start each row's episode began from
+
+  // `actions` [B] int64 vocabulary indices (V = NO-OP).
+  DreamStepResult step(const torch::Tensor& actions);
+  int64_t batch() const { return options_.batch; }
+
+ private:
+  void restart(const torch::Tensor& rows);  // bool [B]
+
+  WorldModel::Impl* model_;
+  DreamOptions options_;
+  torch::Generator generator_;
+  torch::Tensor start_z_, start_mask_, start_locations_;  // [S, D], [S, V + 1], [S, V]
+  int64_t next_start_ = 0;
+  torch::Tensor z_, h_, c_, mask_, steps_, returns_, start_;
+  torch::Tensor counts_;     // [B, V]: predicted location counts (fractional)
+  torch::Tensor locations_;  // [B, V]: log(1 + counts) / 4, the rnn's input
+};
+
+}  // namespace graphworld

@@ -1,0 +1,160 @@
+#include "worldmodel/dream_trainer.h"
+
+#include <chrono>
+#include <algorithm>
+#include <numeric>
+
+#include "common/error.h"
+#include "learner/gae.h"
+#include "learner/ppo_loss.h"
+
+namespace graphworld {
+
+namespace {
+
+// Log-probabilities and entropies of `actions` under masked logits; masked
+// entries are -inf and contribute 0 to the entropy.
+std::pair<torch::Tensor, torch::Tensor> log_prob_and_entropy(const torch::Tensor& logits, const torch::Tensor& actions) {
+  const torch::Tensor log_p = torch::log_softmax(logits, -1);
+  const torch::Tensor p = log_p.exp();
+  const torch::Tensor entropy = -(p * log_p.masked_fill(p == 0, 0.0)).sum(-1);
+  return {log_p.gather(-1, actions.unsqueeze(-1)).squeeze(-1), entropy};
+}
+
+}  // namespace
+
+DreamTrainer::DreamTrainer(const WorldModel& model, DreamController controller, const torch::Tensor& starts,
+                           DreamTrainingOptions options)
+    : options_(options), controller_(std::move(controller)), env_(model, starts, options.dream),
+      rng_(options.ppo.seed) {
+  if (options.horizon < 1) throw UsageError("dream training needs horizon >= 1");
+  optimizer_ = std::make_unique<torch::optim::Adam>(controller_->parameters(),
+                                                    torch::optim::AdamOptions(options.ppo.learning_rate));
+}
+
+DreamUpdateReport DreamTrainer::update() {
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t t_len = options_.horizon, b = env_.batch();
+  std::vector<torch::Tensor> zs, hs, masks, actions, log_probs, values, rewards, dones;
+  DreamUpdateReport report;
+  double return_sum = 0;
+  torch::Tensor bootstrap;
+  {
+    torch::NoGradGuard no_grad;
+    for (int64_t t = 0; t < t_len; ++t) {
+      const ControllerOutput out = controller_->forward(env_.z(), env_.hidden(), env_.mask());
+      const torch::Tensor action = torch::multinomial(torch::softmax(out.logits, -1), 1).squeeze(1);
+      zs.push_back(env_.z());
+      hs.push_back(env_.hidden());
+      masks.push_back(env_.mask());
+      actions.push_back(action);
+      log_probs.push_back(torch::log_softmax(out.logits, -1).gather(1, action.unsqueeze(1)).squeeze(1));
+      values.push_back(out.value);
+      const DreamStepResult r = env_.step(action);
+      rewards.push_back(r.reward);
+      dones.push_back(r.done);
+      report.episodes += r.done.sum().item<int64_t>();
+      return_sum += r.episode_return.sum().item<double>();
+    }
+    bootstrap = controller_->forward(env_.z(), env_.hidden(), env_.mask()).value;
+  }
+  report.dream_steps = t_len * b;
+  report.mean_return = report.episodes > 0 ? return_sum / static_cast<double>(report.episodes) : 0.0;
+
+  // GAE per row, with the learner's estimator.
+  const torch::Tensor reward = torch::stack(rewards).contiguous(), value = torch::stack(values).contiguous();
+  const torch::Tensor done = torch::stack(dones).to(torch::kUInt8).contiguous(), boot = bootstrap.contiguous();
+  std::vector<float> adv_all(static_cast<size_t>(t_len * b)), ret_all(adv_all.size());
+  const float* rp = reward.data_ptr<float>();
+  const float* vp = value.data_ptr<float>();
+  const uint8_t* dp = done.data_ptr<uint8_t>();
+  for (int64_t j = 0; j < b; ++j) {
+    std::vector<float> r(static_cast<size_t>(t_len)), v(static_cast<size_t>(t_len));
+    std::vector<uint8_t> d(static_cast<size_t>(t_len));
+    for (int64_t t = 0; t < t_len; ++t) {
+      r[static_cast<size_t>(t)] = rp[t * b + j];
+      v[static_cast<size_t>(t)] = vp[t * b + j];
+      d[static_cast<size_t>(t)] = dp[t * b + j];
+    }
+    const GaeResult g = compute_gae(r, v, d, boot[j].item<float>(), static_cast<float>(options_.ppo.gamma),
+                                    static_cast<float>(options_.ppo.gae_lambda));
+    for (int64_t t = 0; t < t_len; ++t) {
+      adv_all[static_cast<size_t>(t * b + j)] = g.advantages[static_cast<size_t>(t)];
+      ret_all[static_cast<size_t>(t * b + j)] = g.returns[static_cast<size_t>(t)];
+    }
+  }
+  if (options_.ppo.normalize_advantages) normalize_advantages(adv_all);
+  const int64_t n = t_len * b;
+  const torch::Tensor z = torch::cat(zs), h = torch::cat(hs), mask = torch::cat(masks), action = torch::cat(actions),
+                      old_log_prob = torch::cat(log_probs), advantages = torch::tensor(adv_all),
+                      returns = torch::tensor(ret_all);
+  PpoCoefficients coefficients{options_.ppo.clip, options_.ppo.value_coef, options_.ppo.entropy_coef};
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  const int64_t minibatch = std::max<int32_t>(1, options_.ppo.minibatch_size);
+  int64_t minibatches = 0;
+  for (int32_t epoch = 0; epoch < options_.ppo.epochs; ++epoch) {
+    std::shuffle(order.begin(), order.end(), rng_);
+    for (int64_t i = 0; i < n; i += minibatch) {
+      const int64_t len = std::min(minibatch, n - i);
+      const torch::Tensor index = torch::tensor(std::vector<int64_t>(order.begin() + i, order.begin() + i + len));
+      const ControllerOutput out =
+          controller_->forward(z.index_select(0, index), h.index_select(0, index), mask.index_select(0, index));
+      auto [log_prob, entropy] = log_prob_and_entropy(out.logits, action.index_select(0, index));
+      const PpoLoss loss = ppo_loss(log_prob, old_log_prob.index_select(0, index), advantages.index_select(0, index),
+                                    out.value, returns.index_select(0, index), entropy, coefficients);
+      if (!std::isfinite(loss.total.item<double>())) continue;
+      optimizer_->zero_grad();
+      loss.total.backward();
+      torch::nn::utils::clip_grad_norm_(controller_->parameters(), options_.ppo.max_grad_norm);
+      optimizer_->step();
+      report.policy_loss += loss.policy;
+      report.value_loss += loss.value;
+      report.entropy += loss.entropy;
+      report.approx_kl += loss.approx_kl;
+      report.clip_fraction += loss.clip_fraction;
+      ++minibatches;
+    }
+  }
+  if (minibatches > 0) {
+    const double k = 1.0 / static_cast<double>(minibatches);
+    report.policy_loss *= k;
+    report.value_loss *= k;
+    report.entropy *= k;
+    report.approx_kl *= k;
+    report.clip_fraction *= k;
+  }
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+std::vector<DreamEpisode> dream_greedy_episodes(const WorldModel& model, DreamController& controller,
+                                                const torch::Tensor& starts_input, double tau, uint64_t seed) {
+  torch::NoGradGuard no_grad;
+  const int32_t max_steps = std::max(1, model.info().max_steps);
+  const size_t count = static_cast<size_t>(starts_input.size(0));
+  DreamOptions options;
+  options.batch = starts_input.size(0);
+  options.tau = tau;
+  options.max_steps = max_steps;
+  options.seed = seed;
+  DreamEnv env(model, starts_input, options);
+  std::vector<DreamEpisode> episodes(count);
+  std::vector<bool> finished(count, false);
+  size_t left = count;
+  for (int32_t t = 0; t < max_steps && left > 0; ++t) {
+    const torch::Tensor action = controller->forward(env.z(), env.hidden(), env.mask()).logits.argmax(1);
+    const DreamStepResult r = env.step(action);
+    for (size_t i = 0; i < count; ++i) {
+      if (finished[i]) continue;
+      episodes[i].xfers.push_back(model.vocabulary().xfer(static_cast<int32_t>(action[static_cast<int64_t>(i)].item<int64_t>())));
+      if (!r.done[static_cast<int64_t>(i)].item<bool>()) continue;
+      episodes[i].predicted_reduction = r.episode_return[static_cast<int64_t>(i)].item<double>();
+      finished[i] = true;
+      --left;
+    }
+  }
+  return episodes;
+}
+
+}  // namespace graphworld

@@ -1,0 +1,109 @@
+#include "worldmodel/model_based_training.h"
+
+#include <chrono>
+#include <random>
+
+#include "common/error.h"
+#include "worldmodel/controller.h"
+#include "worldmodel/dream_trainer.h"
+#include "worldmodel/world_model_modules.h"
+
+namespace graphworld {
+
+ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std::vector<std::string>& names,
+                                   int32_t num_xfers, const ModelBasedOptions& options,
+                                   const std::function<void(const ModelBasedRound&)>& on_round,
+                                   const std::string& controller_path) {
+  if (envs.empty() || envs.size() != names.size()) throw UsageError("model-based training needs one name per graph");
+  if (options.rounds < 1) throw UsageError("model-based training needs rounds >= 1");
+  const auto start = std::chrono::steady_clock::now();
+  std::mt19937_64 rng(options.seed);
+  std::vector<WorldEpisode> data;
+  ModelBasedResult result;
+  int64_t real_steps = 0, dream_steps = 0;
+  uint64_t episode_seed = options.seed * 1000003ULL;
+
+  for (size_t g = 0; g < envs.size(); ++g) {
+    auto episodes = play_episodes(*envs[g], static_cast<int32_t>(g), options.random_episodes,
+                                  random_first_location_chooser(0.0), episode_seed);
+    episode_seed += static_cast<uint64_t>(options.random_episodes);
+    real_steps += count_steps(episodes);
+    data.insert(data.end(), episodes.begin(), episodes.end());
+  }
+  WorldModelInfo info;
+  info.max_steps = envs.front()->options().max_steps;
+  info.feature_version = kObservationFeatureVersion;
+  info.graphs = names;
+  result.model = std::make_unique<WorldModel>(options.model, XferVocabulary::from_episodes(data, num_xfers), info,
+                                              options.seed);
+  DreamController controller{nullptr};
+  std::unique_ptr<DreamTrainer> trainer;
+
+  for (int32_t round = 1; round <= options.rounds; ++round) {
+    std::vector<WorldEpisode> train, held_out;
+    split_episodes(data, options.holdout, options.seed + static_cast<uint64_t>(round), train, held_out);
+    WorldModelTrainOptions world = options.world;
+    world.seed = options.seed + static_cast<uint64_t>(round);
+    if (round > 1) {
+      world.encoder_epochs = 0;
+      world.epochs = options.later_epochs;
+    }
+    result.model->train(train, held_out, world);
+    result.model->impl().set_starts(data);
+
+    if (!trainer) {
+      controller = make_controller(*result.model, options.seed);
+      DreamTrainingOptions dream;
+      dream.dream.batch = options.dream_batch;
+      dream.dream.tau = options.tau;
+      dream.dream.max_steps = info.max_steps;
+      dream.dream.seed = options.seed;
+      dream.horizon = options.dream_horizon;
+      dream.ppo = options.ppo;
+      trainer = std::make_unique<DreamTrainer>(*result.model, controller, result.model->impl().starts, dream);
+    }
+    ModelBasedRound report;
+    report.round = round;
+    for (int32_t u = 0; u < options.dream_updates; ++u) {
+      const DreamUpdateReport r = trainer->update();
+      dream_steps += r.dream_steps;
+      if (r.episodes > 0) report.dream_return = r.mean_return;
+    }
+
+    const std::vector<DreamEpisode> predicted =
+        dream_greedy_episodes(*result.model, controller, result.model->impl().starts, options.tau, options.seed);
+    for (size_t g = 0; g < envs.size(); ++g) {
+      RealEpisodeResult greedy = real_controller_episode(*envs[g], static_cast<int32_t>(g), *result.model, controller,
+                                                         true, 0.0, rng, episode_seed++);
+      real_steps += greedy.steps;
+      GraphOutcome outcome;
+      outcome.graph = names[g];
+      outcome.real_reduction = greedy.reduction_percent;
+      for (const WorldStep& s : greedy.episode.steps) outcome.real_xfers.push_back(s.xfer);
+      if (g < predicted.size()) {
+        outcome.dream_reduction = predicted[g].predicted_reduction;
+        outcome.dream_xfers = predicted[g].xfers;
+      }
+      report.graphs.push_back(std::move(outcome));
+      data.push_back(std::move(greedy.episode));
+      if (round == options.rounds) continue;  // the last round's data would teach nothing more
+      for (int32_t e = 0; e < options.episodes_per_round; ++e) {
+        RealEpisodeResult sampled = real_controller_episode(*envs[g], static_cast<int32_t>(g), *result.model,
+                                                            controller, false, options.explore, rng, episode_seed++);
+        real_steps += sampled.steps;
+        data.push_back(std::move(sampled.episode));
+      }
+    }
+    report.held_out = result.model->evaluate(held_out);
+    report.real_steps = real_steps;
+    report.dream_steps = dream_steps;
+    report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.rounds.push_back(report);
+    if (on_round) on_round(report);
+  }
+  result.model->info().trained_steps = count_steps(data);
+  if (!controller_path.empty()) save_controller(controller_path, controller);
+  return result;
+}
+
+}  // namespace graphworld

@@ -1,0 +1,79 @@
+// The model-based agent trained in one process, round by round:
+//   1. real episodes (first round: random ones that never stop by
+//      themselves, so they reach the depths a trained controller goes to;
+//      later: the controller's own, sampled with some exploration);
+//   2. the world model learns from every real episode so far (the encoder
+//      only in the first round: z must keep its meaning under a trained
+//      controller);
+//   3. the controller trains with PPO in the dream, from the real initial
+//      states;
+//   4. the controller runs greedily in each real graph, which measures it
+//      and feeds the world model too.
+// Every real step is counted, evaluation included. This is what the
+// sample-efficiency and dream-versus-real benchmarks run; the distributed
+// system runs the same pieces in actors and the learner.
+//
+// Torch-free header.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "env/gym/graph_env.h"
+#include "learner/ppo_learner.h"
+#include "worldmodel/world_model.h"
+
+namespace graphworld {
+
+struct ModelBasedOptions {
+  int32_t rounds = 6;
+  int32_t random_episodes = 4;     // per graph, before the first model
+  int32_t episodes_per_round = 1;  // per graph, by the controller (besides its greedy evaluation)
+  double explore = 0.1;            // chance of a random allowed action in those
+  WorldModelConfig model;
+  WorldModelTrainOptions world;    // encoder_epochs apply to the first round only
+  int32_t later_epochs = 40;       // MDN-RNN epochs in later rounds
+  double holdout = 0.2;
+  int32_t dream_updates = 60;      // PPO updates in the dream per round
+  int64_t dream_batch = 256;
+  int32_t dream_horizon = 16;
+  double tau = 1.0;
+  PpoOptions ppo;
+  uint64_t seed = 0;
+};
+
+struct GraphOutcome {
+  std::string graph;
+  double real_reduction = 0;   // greedy controller in the real env, percent
+  double dream_reduction = 0;  // what the dream predicts for the same controller from the same start
+  std::vector<int32_t> real_xfers, dream_xfers;  // the rules each chose, in order (N: NO-OP)
+};
+
+struct ModelBasedRound {
+  int32_t round = 0;
+  int64_t real_steps = 0;   // cumulative
+  int64_t dream_steps = 0;  // cumulative
+  double wall_s = 0;        // cumulative
+  WorldModelAccuracy held_out;
+  double dream_return = 0;  // mean predicted reduction of the last dream update's episodes
+  std::vector<GraphOutcome> graphs;
+};
+
+struct ModelBasedResult {
+  std::vector<ModelBasedRound> rounds;
+  std::unique_ptr<WorldModel> model;
+  std::string controller_path;  // where the final controller was saved ("" if not asked)
+};
+
+// `envs[i]` plays graph `names[i]`; all share one matcher and cost model.
+// `on_round` reports progress. If `controller_path` is not empty the final
+// controller is saved there.
+ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std::vector<std::string>& names,
+                                   int32_t num_xfers, const ModelBasedOptions& options,
+                                   const std::function<void(const ModelBasedRound&)>& on_round,
+                                   const std::string& controller_path = "");
+
+}  // namespace graphworld

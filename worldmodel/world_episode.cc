@@ -1,0 +1,163 @@
+#include "worldmodel/world_episode.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "common/error.h"
+
+namespace graphworld {
+
+std::vector<float> summarize_observation(const Observation& observation) {
+  std::vector<float> summary(kSummaryDim, 0.0f);
+  const GraphTuple& g = observation.graph;
+  for (size_t i = 0; i < g.globals.size() && i < 6; ++i) summary[i] = g.globals[i];
+  std::vector<double> counts(kSummaryOpTypes, 0.0), means(11, 0.0);
+  for (int32_t n = 0; n < g.num_nodes; ++n) {
+    const float* f = g.node_features.data() + static_cast<size_t>(n) * kNodeFeatureDim;
+    for (int k = 0; k < kSummaryOpTypes; ++k) counts[k] += f[k];
+    for (int k = 0; k < 11; ++k) means[k] += f[kSummaryOpTypes + k];
+  }
+  const double nodes = std::max(1, g.num_nodes);
+  for (int k = 0; k < kSummaryOpTypes; ++k) {
+    summary[6 + k] = static_cast<float>(counts[k] / nodes);
+    summary[6 + kSummaryOpTypes + k] = static_cast<float>(std::log2(1.0 + counts[k]) / 10.0);
+  }
+  for (int k = 0; k < 11; ++k) summary[6 + 2 * kSummaryOpTypes + k] = static_cast<float>(means[k] / nodes);
+  return summary;
+}
+
+WorldStep world_step_from(const Observation& observation, Action action, double reward, bool done) {
+  WorldStep step;
+  step.summary = summarize_observation(observation);
+  for (int32_t x = 0; x < observation.num_xfers; ++x) {
+    if (!observation.xfer_mask[x]) continue;
+    step.allowed.push_back(x);
+    step.locations.push_back(observation.location_count(x));
+  }
+  step.xfer = action.xfer;
+  step.location = action.location;
+  step.reward = static_cast<float>(reward);
+  step.done = done;
+  return step;
+}
+
+std::vector<WorldEpisode> episodes_from_stored_steps(const std::vector<StoredStep>& steps,
+                                                     const ReplayFunction& replay) {
+  std::vector<WorldEpisode> finished;
+  std::map<std::pair<uint32_t, int32_t>, WorldEpisode> open;  // by (actor id, env slot)
+  replay(steps, [&](size_t i, const Observation& observation) {
+    const StoredStep& s = steps[i];
+    const auto key = std::make_pair(s.actor_id, s.env_slot);
+    auto it = open.find(key);
+    if (s.episode_step == 0 || it == open.end() ||
+        static_cast<int32_t>(it->second.steps.size()) != s.episode_step) {
+      if (it != open.end() && !it->second.steps.empty()) finished.push_back(std::move(it->second));
+      if (s.episode_step != 0) {  // history missing: wait for the next episode's start
+        if (it != open.end()) open.erase(it);
+        return;
+      }
+      it = open.insert_or_assign(key, WorldEpisode{}).first;
+      it->second.graph_index = s.graph_index;
+    }
+    it->second.steps.push_back(world_step_from(observation, {s.xfer, s.location}, s.reward, s.done != 0));
+    if (s.done) {
+      finished.push_back(std::move(it->second));
+      open.erase(it);
+    }
+  });
+  for (auto& [key, episode] : open)
+    if (!episode.steps.empty()) finished.push_back(std::move(episode));
+  return finished;
+}
+
+std::vector<WorldEpisode> play_episodes(GraphEnv& env, int32_t graph_index, int32_t count, const ActionChooser& choose,
+                                        uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<WorldEpisode> episodes;
+  for (int32_t e = 0; e < count; ++e) {
+    WorldEpisode episode;
+    episode.graph_index = graph_index;
+    const Observation* observation = &env.reset(seed + static_cast<uint64_t>(e));
+    for (;;) {
+      const Action action = choose(*observation, rng);
+      WorldStep step = world_step_from(*observation, action, 0, false);
+      const StepResult result = env.step(action);
+      step.reward = static_cast<float>(result.reward);
+      step.done = result.done;
+      episode.steps.push_back(std::move(step));
+      if (result.done) break;
+      observation = result.observation;
+    }
+    episodes.push_back(std::move(episode));
+  }
+  return episodes;
+}
+
+ActionChooser random_first_location_chooser(double noop_probability) {
+  return [noop_probability](const Observation& observation, std::mt19937_64& rng) {
+    std::vector<int32_t> allowed;
+    for (int32_t x = 0; x < observation.num_xfers; ++x)
+      if (observation.xfer_mask[x]) allowed.push_back(x);
+    if (allowed.empty() || std::uniform_real_distribution<double>(0, 1)(rng) < noop_probability)
+      return Action{observation.num_xfers, 0};
+    return Action{allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)], 0};
+  };
+}
+
+XferVocabulary::XferVocabulary(std::vector<int32_t> xfers, int32_t num_xfers)
+    : xfers_(std::move(xfers)), index_(static_cast<size_t>(num_xfers) + 1, -1), num_xfers_(num_xfers) {
+  if (num_xfers < 0) throw UsageError("a vocabulary needs a rule count >= 0");
+  std::sort(xfers_.begin(), xfers_.end());
+  xfers_.erase(std::unique(xfers_.begin(), xfers_.end()), xfers_.end());
+  for (size_t i = 0; i < xfers_.size(); ++i) {
+    if (xfers_[i] < 0 || xfers_[i] >= num_xfers)
+      throw FormatError("xfer " + std::to_string(xfers_[i]) + " is outside the rule library's " +
+                        std::to_string(num_xfers) + " rules");
+    index_[static_cast<size_t>(xfers_[i])] = static_cast<int32_t>(i);
+  }
+  index_[static_cast<size_t>(num_xfers)] = size();
+}
+
+XferVocabulary XferVocabulary::from_episodes(const std::vector<WorldEpisode>& episodes, int32_t num_xfers) {
+  std::set<int32_t> seen;
+  for (const WorldEpisode& e : episodes)
+    for (const WorldStep& s : e.steps) seen.insert(s.allowed.begin(), s.allowed.end());
+  return XferVocabulary(std::vector<int32_t>(seen.begin(), seen.end()), num_xfers);
+}
+
+int32_t XferVocabulary::xfer(int32_t index) const {
+  if (index < 0 || index > size()) throw UsageError("vocabulary index " + std::to_string(index) + " out of range");
+  return index == size() ? num_xfers_ : xfers_[static_cast<size_t>(index)];
+}
+
+int32_t XferVocabulary::index_of(int32_t xfer) const {
+  if (xfer < 0 || xfer > num_xfers_) return -1;
+  return index_[static_cast<size_t>(xfer)];
+}
+
+void split_episodes(const std::vector<WorldEpisode>& all, double holdout_fraction, uint64_t seed,
+                    std::vector<WorldEpisode>& train, std::vector<WorldEpisode>& held_out) {
+  if (!(holdout_fraction > 0 && holdout_fraction < 1)) throw UsageError("the held-out fraction must be in (0, 1)");
+  train.clear();
+  held_out.clear();
+  std::mt19937_64 rng(seed);
+  std::vector<size_t> order(all.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  size_t hold = static_cast<size_t>(std::llround(holdout_fraction * static_cast<double>(all.size())));
+  if (all.size() >= 2) hold = std::clamp<size_t>(hold, 1, all.size() - 1);
+  std::vector<bool> is_held(all.size(), false);
+  for (size_t i = 0; i < hold && i < order.size(); ++i) is_held[order[i]] = true;
+  for (size_t i = 0; i < all.size(); ++i) (is_held[i] ? held_out : train).push_back(all[i]);
+}
+
+int64_t count_steps(const std::vector<WorldEpisode>& episodes) {
+  int64_t n = 0;
+  for (const WorldEpisode& e : episodes) n += static_cast<int64_t>(e.steps.size());
+  return n;
+}
+
+}  // namespace graphworld

@@ -1,0 +1,100 @@
+// The world model's view of real episodes: per step a small, fixed-size
+// summary of the observation, the xfers it allowed (with their location
+// counts), the action taken, the reward and whether the step ended the
+// episode. Episodes come from the rollout store (replayed, see
+// learner/observation_replay.h) or from playing a real environment; either
+// way a world model never needs the graphs again once it has these.
+//
+// Torch-free: commands and tests include it without LibTorch's compile time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/rollout_store.h"
+#include "env/gym/graph_env.h"
+
+namespace graphworld {
+
+// Summary layout (kSummaryDim floats, each roughly in [0, 1]):
+//   [0, 6)      the observation's globals (cost / initial cost first)
+//   [6, 43)     each op type's share of the graph's nodes
+//   [43, 80)    log2(1 + count of each op type) / 10
+//   [80, 91)    mean over nodes of node features 37..47 (constant, output,
+//               size, kernel, stride, group, fused activations, cost share)
+inline constexpr int kSummaryOpTypes = 37;
+inline constexpr int kSummaryDim = 6 + 2 * kSummaryOpTypes + 11;
+std::vector<float> summarize_observation(const Observation& observation);
+
+struct WorldStep {
+  std::vector<float> summary;       // [kSummaryDim]
+  std::vector<int32_t> allowed;     // xfers allowed before the step, ascending, NO-OP excluded
+  std::vector<int32_t> locations;   // location count of each allowed xfer
+  int32_t xfer = 0, location = 0;   // the action (xfer == num_xfers: NO-OP)
+  float reward = 0;
+  bool done = false;
+};
+
+struct WorldEpisode {
+  int32_t graph_index = 0;  // into the run's training graphs
+  std::vector<WorldStep> steps;
+  // The episode's last step ended it (false: the data stopped mid-episode).
+  bool complete() const { return !steps.empty() && steps.back().done; }
+};
+
+WorldStep world_step_from(const Observation& observation, Action action, double reward, bool done);
+
+// Groups stored steps into episodes: each (actor, env slot) in store order,
+// an episode from its step 0 to its done. Observations are rebuilt by
+// replaying (`replay_visit` is ObservationReplay::replay's shape); steps
+// that cannot be rebuilt start no episode. Episodes the data leaves
+// unfinished are kept (they still teach transitions).
+using ReplayFunction = std::function<void(const std::vector<StoredStep>&,
+                                          const std::function<void(size_t, const Observation&)>&)>;
+std::vector<WorldEpisode> episodes_from_stored_steps(const std::vector<StoredStep>& steps, const ReplayFunction& replay);
+
+// Plays `count` episodes of `env`: `choose` picks each action from the
+// observation (location must be valid). Returns them with the graph index.
+using ActionChooser = std::function<Action(const Observation&, std::mt19937_64&)>;
+std::vector<WorldEpisode> play_episodes(GraphEnv& env, int32_t graph_index, int32_t count, const ActionChooser& choose,
+                                        uint64_t seed);
+
+// An exploring chooser: a uniformly random allowed xfer at its first
+// location, NO-OP with probability `noop_probability` (and when nothing else
+// is allowed). First locations are what the dream controller uses.
+ActionChooser random_first_location_chooser(double noop_probability);
+
+// The xfers a world model knows: those allowed somewhere in its training
+// data, ascending. Index i < size() is xfer xfers[i]; index size() is NO-OP.
+// Rules never seen applicable cannot be predicted, so they are left out and
+// the heads stay small (a few dozen of the 1,275 rules apply to any graph).
+class XferVocabulary {
+ public:
+  XferVocabulary() = default;
+  XferVocabulary(std::vector<int32_t> xfers, int32_t num_xfers);
+  static XferVocabulary from_episodes(const std::vector<WorldEpisode>& episodes, int32_t num_xfers);
+
+  int32_t size() const { return static_cast<int32_t>(xfers_.size()); }
+  int32_t noop() const { return size(); }
+  int32_t num_xfers() const { return num_xfers_; }  // N of the rule library
+  int32_t xfer(int32_t index) const;                 // index == size(): N (NO-OP)
+  int32_t index_of(int32_t xfer) const;              // -1 when not in the vocabulary; N -> noop()
+  const std::vector<int32_t>& xfers() const { return xfers_; }
+
+ private:
+  std::vector<int32_t> xfers_;
+  std::vector<int32_t> index_;  // [N + 1]
+  int32_t num_xfers_ = 0;
+};
+
+// Deterministic split: a seeded shuffle holds out round(fraction * count)
+// episodes, at least one and not all when there are two or more.
+void split_episodes(const std::vector<WorldEpisode>& all, double holdout_fraction, uint64_t seed,
+                    std::vector<WorldEpisode>& train, std::vector<WorldEpisode>& held_out);
+
+int64_t count_steps(const std::vector<WorldEpisode>& episodes);
+
+}  // namespace graphworld

@@ -1,0 +1,118 @@
+// A trained world model as one object: the latent encoder (z_t from an
+// observation summary, README.md says how it is trained and why it does not
+// collapse), the MDN-RNN over (z_t, mask_t, a_t) and the xfer vocabulary it
+// predicts over. Train it from episodes, measure it on held-out episodes,
+// save it as a checked file (FILE.gwworld) and load it back.
+//
+// Torch-free on purpose (the modules live behind Impl, in
+// world_model_modules.h), so commands include it cheaply.
+//
+//   WorldModel wm(WorldModelConfig{}, XferVocabulary::from_episodes(train, N), info);
+//   wm.train(train, held_out, options);              // encoder, then MDN-RNN
+//   WorldModelAccuracy a = wm.evaluate(held_out);    // mask F1, done accuracy, reward MAE, z NLL
+//   wm.save("model.gwworld");
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "worldmodel/world_episode.h"
+
+namespace graphworld {
+
+struct WorldModelConfig {
+  int64_t latent_dim = 32;      // D: size of z
+  int64_t hidden = 256;         // the LSTM's width
+  int64_t components = 8;       // K: Gaussians in the next-z mixture
+  int64_t encoder_hidden = 128;
+};
+
+// Where a world model came from and what it fits: the rules and features it
+// was trained on, and the environment's horizon.
+struct WorldModelInfo {
+  std::string rule_library_hash;
+  int32_t feature_version = 0;
+  int32_t max_steps = 0;
+  std::vector<std::string> graphs;  // the training graphs, as the run named them
+  int64_t trained_steps = 0;        // real steps it has learned from
+  std::string source;               // stores or run it was trained from
+};
+
+struct WorldModelHeadLosses {
+  double z_nll = 0, reward = 0, done = 0, mask = 0, locations = 0;
+  // What training minimises (MdnRnnLosses::total in mdn_rnn.h).
+  double total(int64_t latent_dim) const {
+    return z_nll / static_cast<double>(latent_dim) + 10.0 * reward + done + mask + locations;
+  }
+};
+
+struct WorldModelEpochReport {
+  std::string phase;  // "encoder" or "mdn-rnn"
+  int32_t epoch = 0, epochs = 0;
+  double train_loss = 0, held_out_loss = 0;       // encoder: reconstruction
+  WorldModelHeadLosses train, held_out;           // mdn-rnn: per head
+  double seconds = 0;
+};
+
+struct WorldModelTrainOptions {
+  int32_t encoder_epochs = 40;  // 0: keep the encoder as it is (z must not move under a trained controller)
+  int32_t epochs = 100;         // MDN-RNN epochs
+  int32_t batch_episodes = 4;
+  double learning_rate = 2e-3;
+  uint64_t seed = 0;
+  std::function<void(const WorldModelEpochReport&)> on_epoch;  // progress, once per epoch
+};
+
+// One-step prediction accuracy over real transitions (teacher forcing: the
+// model sees the real z and mask of each step).
+struct WorldModelAccuracy {
+  int64_t steps = 0;        // steps scored for reward and done
+  int64_t transitions = 0;  // steps whose next state is known (mask, z)
+  double mask_f1 = 0, mask_precision = 0, mask_recall = 0;
+  double done_accuracy = 0;
+  double reward_mae = 0;    // percentage points per step
+  double z_nll = 0;         // per transition, nats
+};
+
+class WorldModel {
+ public:
+  WorldModel(WorldModelConfig config, XferVocabulary vocabulary, WorldModelInfo info, uint64_t seed = 0);
+  ~WorldModel();
+  WorldModel(WorldModel&&) noexcept;
+  WorldModel& operator=(WorldModel&&) noexcept;
+
+  // Trains the encoder (options.encoder_epochs, on both parts' inputs: it
+  // reconstructs what it sees, no targets leak) and then the MDN-RNN on
+  // `train`, reporting `held_out` losses each epoch. Single-threaded math
+  // is deterministic given the seed.
+  void train(const std::vector<WorldEpisode>& train, const std::vector<WorldEpisode>& held_out,
+             const WorldModelTrainOptions& options);
+  WorldModelHeadLosses losses(const std::vector<WorldEpisode>& episodes) const;
+  WorldModelAccuracy evaluate(const std::vector<WorldEpisode>& episodes) const;
+
+  void save(const std::string& path) const;
+  // FormatError naming the file and what is wrong (not a world model,
+  // damaged, an unknown version).
+  static WorldModel load(const std::string& path);
+
+  const WorldModelConfig& config() const;
+  const XferVocabulary& vocabulary() const;
+  const WorldModelInfo& info() const;
+  WorldModelInfo& info();
+  int64_t parameter_count() const;
+
+  struct Impl;  // worldmodel/world_model_modules.h
+  Impl& impl() const { return *impl_; }
+
+ private:
+  explicit WorldModel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// A human description (`graphworld worldmodel show`, train's summary).
+std::string describe_world_model(const WorldModel& model);
+
+}  // namespace graphworld

@@ -1,0 +1,99 @@
+// The torch side of WorldModel (world_model.h): the latent encoder, the
+// MDN-RNN and the tensors built from episodes. Included only by worldmodel/
+// .cc files and tests.
+//
+// Inputs of the encoder per step: the observation summary, the xfer mask
+// over the vocabulary and log(1 + locations) / 4 of each vocabulary xfer.
+// Inputs of the MDN-RNN per step: z_t, the mask over the vocabulary, the
+// action (one-hot over the vocabulary and NO-OP), log(1 + location) / 4 and
+// the steps taken after it over max_steps.
+// The mask rides beside z rather than inside it: it must come back exactly
+// (it decides which actions exist), and a 32-wide code would blur it.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "worldmodel/mdn_rnn.h"
+#include "worldmodel/world_model.h"
+
+namespace graphworld {
+
+class LatentEncoderImpl : public torch::nn::Module {
+ public:
+  LatentEncoderImpl(int64_t input_dim, int64_t hidden, int64_t latent_dim);
+  torch::Tensor encode(const torch::Tensor& input);   // [.., input_dim] -> z in (-1, 1) [.., D]
+  torch::Tensor decode(const torch::Tensor& z);       // -> reconstruction [.., input_dim] (mask part as logits)
+ private:
+  // Names avoid Python keywords ("in"): archives are TorchScript underneath.
+  torch::nn::Linear in_{nullptr}, code_{nullptr}, up_{nullptr}, out_{nullptr};
+};
+TORCH_MODULE(LatentEncoder);
+
+// Episodes padded into [T, B, ..] tensors.
+struct EpisodeBatch {
+  torch::Tensor encoder_input;  // [T, B, E]: each step's encoder input
+  torch::Tensor mask;           // [T, B, V]: the step's mask over the vocabulary
+  torch::Tensor action;         // [T, B, V + 3]: one-hot xfer (NO-OP last), log(1 + location) / 4, steps after it / max_steps
+  torch::Tensor reward, done;   // [T, B]
+  torch::Tensor allowed_outside;  // [T, B]: allowed xfers outside the vocabulary (count)
+  torch::Tensor valid;          // [T, B]
+  torch::Tensor next_valid;     // [T, B]: the step has a successor in its episode
+};
+
+struct WorldModel::Impl {
+  WorldModelConfig config;
+  XferVocabulary vocabulary;
+  WorldModelInfo info;
+  LatentEncoder encoder{nullptr};
+  MdnRnn rnn{nullptr};
+
+  Impl(WorldModelConfig config, XferVocabulary vocabulary, WorldModelInfo info);
+  int64_t encoder_input_dim() const { return kSummaryDim + 2 * vocabulary.size(); }
+  // The MDN-RNN's input beside z: mask [V], log locations [V], action [V + 3].
+  int64_t action_dim() const { return 3 * vocabulary.size() + 3; }
+
+  float time_input(int32_t steps_after) const {
+    return static_cast<float>(steps_after) / static_cast<float>(std::max(1, info.max_steps));
+  }
+  // Location counts from their encoder inputs (log(1 + count) / 4), and back.
+  static torch::Tensor location_counts(const torch::Tensor& scaled) { return torch::round(torch::expm1(4.0 * scaled)); }
+  static torch::Tensor scaled_locations(const torch::Tensor& counts) { return torch::log1p(counts) / 4.0; }
+  // One step's encoder input, [E]; several, [S, E].
+  std::vector<float> encoder_input(const WorldStep& step) const;
+  torch::Tensor encoder_inputs(const std::vector<WorldStep>& steps) const;
+  // Real initial states to start dreams from: the first step of the first
+  // episode of each training graph (resets are deterministic), [S, E].
+  // Saved with the model.
+  torch::Tensor starts;
+  void set_starts(const std::vector<WorldEpisode>& episodes);
+  EpisodeBatch batch(const std::vector<const WorldEpisode*>& episodes) const;
+  // The MDN-RNN's per-step input beside z: the mask [.., V] (first, see
+  // MdnRnnConfig::mask_leads_action), log(1 + locations) / 4 [.., V] (a
+  // rule's last location taken turns its mask bit off) and the action
+  // [.., V + 3]. The time input lets done at max_steps be learned without z
+  // carrying it exactly (a dream counts its own steps).
+  torch::Tensor rnn_condition(const torch::Tensor& mask, const torch::Tensor& log_locations,
+                              const torch::Tensor& action) const {
+    return torch::cat({mask, log_locations, action}, -1);
+  }
+  torch::Tensor rnn_condition(const EpisodeBatch& b) const {
+    return rnn_condition(b.mask, b.encoder_input.narrow(-1, kSummaryDim + vocabulary.size(), vocabulary.size()),
+                         b.action);
+  }
+  // Action inputs [B, V + 3] of vocabulary indices `choice` [B] (int64) at
+  // location 0, with `steps_after` [B] (int64) steps taken after them.
+  torch::Tensor action_input(const torch::Tensor& choice, const torch::Tensor& steps_after) const {
+    const int64_t v = vocabulary.size();
+    torch::Tensor action = torch::zeros({choice.size(0), v + 3});
+    action.scatter_(1, choice.unsqueeze(1), 1.0);
+    action.select(1, v + 2).copy_(steps_after.to(torch::kFloat) / static_cast<double>(std::max(1, info.max_steps)));
+    return action;
+  }
+  // Targets of a batch given its z [T, B, D].
+  MdnRnnTargets targets(const EpisodeBatch& batch, const torch::Tensor& z) const;
+};
+
+}  // namespace graphworld
