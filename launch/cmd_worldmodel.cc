@@ -34,6 +34,13 @@ namespace {
 
 int default_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
 
+// --threads T: T >= 1, or 0 for all cores.
+int thread_option(const CliArgs& args, int fallback) {
+  const int64_t t = args.int_value("--threads", fallback);
+  if (t < 0 || t > 1024) throw UsageError("--threads must be 0 (all cores) or a count up to 1024, got " + std::to_string(t));
+  return t == 0 ? default_threads() : static_cast<int>(t);
+}
+
 StoreEpisodes read_stores(const CliArgs& args) {
   const std::string from = args.value_or("--from", "");
   if (from.empty()) throw UsageError("give the rollout stores to read with --from RUN/rollouts.h5[,MORE.h5]");
@@ -68,7 +75,7 @@ int train_world_model(const CliArgs& args) {
   args.expect_at_most(1);
   const std::string out = args.value_or("--output", "");
   if (out.empty()) throw UsageError("worldmodel train needs -o FILE.gwworld");
-  const ComputeThreads threads(static_cast<int>(args.int_value("--threads", default_threads())));
+  const ComputeThreads threads(thread_option(args, default_threads()));
   const StoreEpisodes data = read_stores(args);
   if (data.episodes.size() < 2)
     throw UsageError("the stores hold " + std::to_string(data.episodes.size()) +
@@ -118,13 +125,17 @@ int train_world_model(const CliArgs& args) {
 int eval_world_model(const CliArgs& args) {
   const std::string& file = args.positional(1, "a world model FILE.gwworld");
   args.expect_at_most(2);
-  const ComputeThreads threads(static_cast<int>(args.int_value("--threads", default_threads())));
+  const ComputeThreads threads(thread_option(args, default_threads()));
   const WorldModel model = WorldModel::load(file);
   const StoreEpisodes data = read_stores(args);
   if (data.rule_library_hash != model.info().rule_library_hash)
     throw UsageError(file + " was trained on another rule library than the stores' runs used");
   // The model's graph indices are its own; only names matter for starts,
   // and accuracy is per step, so episodes are scored as they come.
+  if (data.max_steps != model.info().max_steps)
+    throw UsageError(file + " was trained on episodes of up to " + std::to_string(model.info().max_steps) +
+                     " steps; the stores' runs had " + std::to_string(data.max_steps) + " (its time input would mislead it)");
+  if (count_steps(data.episodes) == 0) throw UsageError("the stores hold no step that could be rebuilt; nothing to score");
   const WorldModelAccuracy a = model.evaluate(data.episodes);
   if (args.flag("--json")) {
     JsonWriter json;
@@ -149,15 +160,17 @@ int show_world_model(const CliArgs& args) {
 int bench_world_model(const CliArgs& args) {
   const std::string& file = args.positional(1, "a world model FILE.gwworld");
   args.expect_at_most(2);
-  const int thread_count = static_cast<int>(args.int_value("--threads", default_threads()));
+  const int thread_count = thread_option(args, default_threads());
   const ComputeThreads threads(thread_count);
   const WorldModel model = WorldModel::load(file);
   const double seconds = args.double_value("--seconds", 3.0);
   const double tau = args.double_value("--tau", 1.0);
   std::vector<DreamThroughput> results;
   for (const std::string& b : split_comma_list(args.value_or("--batches", "1,64,1024"))) {
-    const int64_t batch = std::stoll(b);
-    if (batch < 1) throw UsageError("--batches: batch sizes must be >= 1, got " + b);
+    char* end = nullptr;
+    const long long batch = std::strtoll(b.c_str(), &end, 10);
+    if (b.empty() || *end != '\0' || batch < 1 || batch > 1'000'000)
+      throw UsageError("--batches: batch sizes are whole numbers from 1 to 1000000, got '" + b + "'");
     results.push_back(measure_dream_throughput(model, batch, seconds, tau, 0));
   }
   if (args.flag("--json")) {
@@ -181,7 +194,7 @@ int agent(const CliArgs& args) {
   args.expect_at_most(1);
   const std::string graphs_arg = args.value_or("--graphs", "");
   if (graphs_arg.empty()) throw UsageError("worldmodel agent needs --graphs G[,G...] (zoo names or ONNX files)");
-  const ComputeThreads threads(static_cast<int>(args.int_value("--threads", 1)));
+  const ComputeThreads threads(thread_option(args, 1));
   const std::vector<TrainingGraph> graphs = load_training_graphs(split_comma_list(graphs_arg));
   const std::string rates = args.value_or("--rates", "");
   AnalyticCostModel cost = rates.empty() ? AnalyticCostModel() : AnalyticCostModel(load_analytic_rates(rates));
@@ -207,22 +220,26 @@ int agent(const CliArgs& args) {
   options.model.hidden = args.int_value("--hidden", options.model.hidden);
   const std::string out_dir = args.value_or("--output", "");
   if (!out_dir.empty()) std::filesystem::create_directories(out_dir);
-  const bool json_out = args.flag("--json");
+  const bool json_out = args.flag("--json"), show_actions = args.flag("--actions");
   ModelBasedResult result = train_model_based(
       env_pointers, names, static_cast<int32_t>(matcher.num_rules()), options,
       [&](const ModelBasedRound& r) {
         if (json_out) return;
-        std::printf("round %d: %lld real steps, %lld dream steps, %.1f s; held-out mask F1 %.4f reward MAE %.4f; "
-                    "dream return %.3f%%\n",
-                    r.round, static_cast<long long>(r.real_steps), static_cast<long long>(r.dream_steps), r.wall_s,
-                    r.held_out.mask_f1, r.held_out.reward_mae, r.dream_return);
+        std::printf("round %d: %lld real steps, %lld dream steps, %.1f s; ", r.round,
+                    static_cast<long long>(r.real_steps), static_cast<long long>(r.dream_steps), r.wall_s);
+        if (r.held_out.transitions > 0)
+          std::printf("held-out mask F1 %.4f reward MAE %.4f; ", r.held_out.mask_f1, r.held_out.reward_mae);
+        else
+          std::printf("no held-out episode yet; ");
+        std::printf("dream return %.3f%%\n", r.dream_return);
         for (const GraphOutcome& g : r.graphs) {
           std::printf("  %-24s real %.3f%% in %zu steps  dream %.3f%% in %zu steps  gap %.3f pp\n", g.graph.c_str(),
                       g.real_reduction, g.real_xfers.size(), g.dream_reduction, g.dream_xfers.size(),
                       g.dream_reduction - g.real_reduction);
-          if (std::getenv("GW_DEBUG_XFERS")) {
+          if (show_actions) {
+            std::printf("    real rules: ");
             for (int32_t x : g.real_xfers) std::printf("%d ", x);
-            std::printf("\n");
+            std::printf("\n    dream rules: ");
             for (int32_t x : g.dream_xfers) std::printf("%d ", x);
             std::printf("\n");
           }
@@ -312,6 +329,7 @@ Subcommand worldmodel_command() {
                {"--random-episodes", "", "N", "agent: random episodes per graph first (default 4)"},
                {"--episodes-per-round", "", "N", "agent: controller episodes per graph per round (default 1)"},
                {"--dream-updates", "", "N", "agent: PPO updates in the dream per round (default 60)"},
+               {"--actions", "", "", "agent: print the rules the greedy controller chose, real and dreamed"},
                {"--json", "", "", "eval, bench, agent: one JSON object"},
            }},
           run_worldmodel};

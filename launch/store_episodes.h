@@ -20,6 +20,7 @@ struct StoreEpisodes {
   std::vector<std::string> graphs;     // merged over the stores, by name
   int32_t num_xfers = 0;
   int32_t max_steps = 0;
+  std::string reward;  // the runs' reward kind (incremental, final, measured)
   std::string rule_library_hash;
   int64_t stored_steps = 0, rebuilt_steps = 0, missed_steps = 0, cost_mismatches = 0;
 };

@@ -57,7 +57,7 @@ DreamController load_controller(const std::string& path, const WorldModel& model
   try {
     torch::serialize::InputArchive weights;
     archive.read("weights", weights);
-    controller->load(weights);
+    load_with_shapes(*controller, weights, path, "controller");
   } catch (const c10::Error& e) {
     throw FormatError(path + ": controller weights do not fit its shape (" +
                       std::string(e.what_without_backtrace()).substr(0, 200) + ")");
@@ -118,7 +118,9 @@ RealEpisodeResult real_controller_episode(GraphEnv& env, int32_t graph_index, co
     result.episode.steps.push_back(std::move(step));
     ++result.steps;
     if (r.done) {
-      result.reduction_percent = 100.0 * (r.info.initial_cost_ms - r.info.cost_ms) / r.info.initial_cost_ms;
+      result.reduction_percent = r.info.initial_cost_ms > 0
+                                     ? 100.0 * (r.info.initial_cost_ms - r.info.cost_ms) / r.info.initial_cost_ms
+                                     : 0.0;
       break;
     }
     observation = r.observation;

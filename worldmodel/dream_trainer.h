@@ -42,7 +42,8 @@ class DreamTrainer {
   DreamController controller_;
   DreamEnv env_;
   std::unique_ptr<torch::optim::Adam> optimizer_;
-  std::mt19937_64 rng_;
+  std::mt19937_64 rng_;          // minibatch order
+  torch::Generator generator_;  // the controller's sampled actions
 };
 
 // The dream's own estimate of the controller's reduction from each start:

@@ -1,6 +1,8 @@
 #include "worldmodel/model_based_training.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <random>
 
 #include "common/error.h"
@@ -16,9 +18,18 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
                                    const std::string& controller_path) {
   if (envs.empty() || envs.size() != names.size()) throw UsageError("model-based training needs one name per graph");
   if (options.rounds < 1) throw UsageError("model-based training needs rounds >= 1");
+  if (!(options.holdout > 0 && options.holdout < 1)) throw UsageError("model-based training needs a held-out share in (0, 1)");
   const auto start = std::chrono::steady_clock::now();
   std::mt19937_64 rng(options.seed);
-  std::vector<WorldEpisode> data;
+  // Each episode is put in the training or the held-out part once, when it
+  // arrives: the MDN-RNN keeps its weights across rounds, so a reshuffle
+  // would hold out episodes it has already learned.
+  std::vector<WorldEpisode> data, held_out;
+  const int64_t hold_every = std::max<int64_t>(2, std::llround(1.0 / options.holdout));
+  int64_t arrived = 0;
+  auto add = [&](WorldEpisode episode) {
+    (++arrived % hold_every == 0 ? held_out : data).push_back(std::move(episode));
+  };
   ModelBasedResult result;
   int64_t real_steps = 0, dream_steps = 0;
   uint64_t episode_seed = options.seed * 1000003ULL;
@@ -28,7 +39,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
                                   random_first_location_chooser(0.0), episode_seed);
     episode_seed += static_cast<uint64_t>(options.random_episodes);
     real_steps += count_steps(episodes);
-    data.insert(data.end(), episodes.begin(), episodes.end());
+    for (WorldEpisode& e : episodes) add(std::move(e));
   }
   WorldModelInfo info;
   info.max_steps = envs.front()->options().max_steps;
@@ -40,15 +51,13 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
   std::unique_ptr<DreamTrainer> trainer;
 
   for (int32_t round = 1; round <= options.rounds; ++round) {
-    std::vector<WorldEpisode> train, held_out;
-    split_episodes(data, options.holdout, options.seed + static_cast<uint64_t>(round), train, held_out);
     WorldModelTrainOptions world = options.world;
     world.seed = options.seed + static_cast<uint64_t>(round);
     if (round > 1) {
       world.encoder_epochs = 0;
       world.epochs = options.later_epochs;
     }
-    result.model->train(train, held_out, world);
+    result.model->train(data, held_out, world);
     result.model->impl().set_starts(data);
 
     if (!trainer) {
@@ -85,13 +94,13 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
         outcome.dream_xfers = predicted[g].xfers;
       }
       report.graphs.push_back(std::move(outcome));
-      data.push_back(std::move(greedy.episode));
+      add(std::move(greedy.episode));
       if (round == options.rounds) continue;  // the last round's data would teach nothing more
       for (int32_t e = 0; e < options.episodes_per_round; ++e) {
         RealEpisodeResult sampled = real_controller_episode(*envs[g], static_cast<int32_t>(g), *result.model,
                                                             controller, false, options.explore, rng, episode_seed++);
         real_steps += sampled.steps;
-        data.push_back(std::move(sampled.episode));
+        add(std::move(sampled.episode));
       }
     }
     report.held_out = result.model->evaluate(held_out);
@@ -101,7 +110,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
     result.rounds.push_back(report);
     if (on_round) on_round(report);
   }
-  result.model->info().trained_steps = count_steps(data);
+  result.model->info().trained_steps = count_steps(data) + count_steps(held_out);
   if (!controller_path.empty()) save_controller(controller_path, controller);
   return result;
 }

@@ -107,9 +107,11 @@ ActionChooser random_first_location_chooser(double noop_probability) {
   };
 }
 
-XferVocabulary::XferVocabulary(std::vector<int32_t> xfers, int32_t num_xfers)
-    : xfers_(std::move(xfers)), index_(static_cast<size_t>(num_xfers) + 1, -1), num_xfers_(num_xfers) {
-  if (num_xfers < 0) throw UsageError("a vocabulary needs a rule count >= 0");
+XferVocabulary::XferVocabulary(std::vector<int32_t> xfers, int32_t num_xfers) : xfers_(std::move(xfers)), num_xfers_(num_xfers) {
+  // Checked before anything is sized by it: it may come from a file.
+  if (num_xfers < 0 || num_xfers > kMaxRules)
+    throw FormatError("a rule count of " + std::to_string(num_xfers) + " is outside [0, " + std::to_string(kMaxRules) + "]");
+  index_.assign(static_cast<size_t>(num_xfers) + 1, -1);
   std::sort(xfers_.begin(), xfers_.end());
   xfers_.erase(std::unique(xfers_.begin(), xfers_.end()), xfers_.end());
   for (size_t i = 0; i < xfers_.size(); ++i) {

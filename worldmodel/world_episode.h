@@ -27,6 +27,7 @@ namespace graphworld {
 //               size, kernel, stride, group, fused activations, cost share)
 inline constexpr int kSummaryOpTypes = 37;
 inline constexpr int kSummaryDim = 6 + 2 * kSummaryOpTypes + 11;
+static_assert(kSummaryOpTypes + 11 == kNodeFeatureDim, "the summary reads every node feature");
 std::vector<float> summarize_observation(const Observation& observation);
 
 struct WorldStep {
@@ -73,6 +74,7 @@ ActionChooser random_first_location_chooser(double noop_probability);
 // the heads stay small (a few dozen of the 1,275 rules apply to any graph).
 class XferVocabulary {
  public:
+  static constexpr int32_t kMaxRules = 1'000'000;
   XferVocabulary() = default;
   XferVocabulary(std::vector<int32_t> xfers, int32_t num_xfers);
   static XferVocabulary from_episodes(const std::vector<WorldEpisode>& episodes, int32_t num_xfers);

@@ -17,6 +17,8 @@
 namespace graphworld {
 namespace {
 
+static_assert(WorldModelHeadLosses::kRewardWeight == MdnRnnLosses::kRewardWeight);
+
 constexpr const char* kWorldModelKind = "world-model";
 constexpr int64_t kWorldModelFormat = 1;
 // The summary's weight in the encoder's reconstruction loss: its entries
@@ -114,6 +116,21 @@ WorldModelInfo info_from_text(const std::string& text, const std::string& path) 
 }
 
 }  // namespace
+
+void load_with_shapes(torch::nn::Module& module, torch::serialize::InputArchive& archive, const std::string& path,
+                      const std::string& what) {
+  // LibTorch's load replaces each tensor whatever its shape; a file whose
+  // weights disagree with its own configuration must be refused here, not
+  // fail inside a forward pass later.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> expected;
+  for (const auto& p : module.named_parameters()) expected.emplace_back(p.key(), p.value().sizes().vec());
+  module.load(archive);
+  for (const auto& [name, sizes] : expected) {
+    const torch::Tensor* loaded = module.named_parameters().find(name);
+    if (loaded == nullptr || loaded->sizes().vec() != sizes)
+      throw FormatError(path + ": the " + what + " weight '" + name + "' does not have the shape its configuration gives");
+  }
+}
 
 LatentEncoderImpl::LatentEncoderImpl(int64_t input_dim, int64_t hidden, int64_t latent_dim) {
   in_ = register_module("encode_hidden", torch::nn::Linear(input_dim, hidden));
@@ -270,8 +287,7 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
   for (const auto& group : batches_of(pointers(train), options.batch_episodes, nullptr)) train_batches.push_back(m.batch(group));
   for (const auto& group : batches_of(pointers(held_out), options.batch_episodes, nullptr)) held_batches.push_back(m.batch(group));
 
-  // Phase 1, the encoder: an autoencoder over every step's inputs. It sees
-  // inputs only (no rewards or successors), so the held-out steps may join.
+  // Phase 1, the encoder: an autoencoder over the training steps' inputs.
   if (options.encoder_epochs > 0) {
     torch::optim::Adam optimizer(m.encoder->parameters(), torch::optim::AdamOptions(options.learning_rate));
     std::vector<size_t> order(train_batches.size());
@@ -425,9 +441,10 @@ WorldModelAccuracy WorldModel::evaluate(const std::vector<WorldEpisode>& episode
     a.steps += static_cast<int64_t>(y.valid.sum().item<double>());
     a.transitions += static_cast<int64_t>(y.next_valid.sum().item<double>());
   }
-  a.mask_precision = tp + fp > 0 ? tp / (tp + fp) : 1.0;
-  a.mask_recall = tp + fn > 0 ? tp / (tp + fn) : 1.0;
-  a.mask_f1 = 2 * tp + fp + fn > 0 ? 2 * tp / (2 * tp + fp + fn) : 1.0;
+  // No transition scored: zeros, not a perfect score (callers check steps).
+  a.mask_precision = tp + fp > 0 ? tp / (tp + fp) : 0.0;
+  a.mask_recall = tp + fn > 0 ? tp / (tp + fn) : 0.0;
+  a.mask_f1 = 2 * tp + fp + fn > 0 ? 2 * tp / (2 * tp + fp + fn) : 0.0;
   a.done_accuracy = a.steps > 0 ? done_right / static_cast<double>(a.steps) : 0.0;
   a.reward_mae = a.steps > 0 ? reward_abs / static_cast<double>(a.steps) : 0.0;
   a.z_nll = a.transitions > 0 ? nll / static_cast<double>(a.transitions) : 0.0;
@@ -475,6 +492,10 @@ WorldModel WorldModel::load(const std::string& path) {
     throw FormatError(path + ": " + e.what());
   }
   WorldModelInfo info = info_from_text(read_bytes(archive, "info", path), path);
+  if (info.feature_version != kObservationFeatureVersion)
+    throw FormatError(path + ": the world model reads observation features of version " +
+                      std::to_string(info.feature_version) + ", this build makes version " +
+                      std::to_string(kObservationFeatureVersion) + " (retrain it with `graphworld worldmodel train`)");
   std::unique_ptr<Impl> impl;
   try {
     impl = std::make_unique<Impl>(config, std::move(vocabulary), std::move(info));
@@ -489,8 +510,8 @@ WorldModel WorldModel::load(const std::string& path) {
     torch::serialize::InputArchive encoder, rnn;
     archive.read("encoder", encoder);
     archive.read("rnn", rnn);
-    impl->encoder->load(encoder);
-    impl->rnn->load(rnn);
+    load_with_shapes(*impl->encoder, encoder, path, "encoder");
+    load_with_shapes(*impl->rnn, rnn, path, "MDN-RNN");
   } catch (const c10::Error& e) {
     throw FormatError(path + ": world model weights do not fit its configuration (" +
                       std::string(e.what_without_backtrace()).substr(0, 200) + ")");

@@ -42,10 +42,11 @@ struct WorldModelInfo {
 };
 
 struct WorldModelHeadLosses {
+  static constexpr double kRewardWeight = 10.0;  // MdnRnnLosses::kRewardWeight (world_model.cc asserts they agree)
   double z_nll = 0, reward = 0, done = 0, mask = 0, locations = 0;
   // What training minimises (MdnRnnLosses::total in mdn_rnn.h).
   double total(int64_t latent_dim) const {
-    return z_nll / static_cast<double>(latent_dim) + 10.0 * reward + done + mask + locations;
+    return z_nll / static_cast<double>(latent_dim) + kRewardWeight * reward + done + mask + locations;
   }
 };
 
@@ -84,10 +85,10 @@ class WorldModel {
   WorldModel(WorldModel&&) noexcept;
   WorldModel& operator=(WorldModel&&) noexcept;
 
-  // Trains the encoder (options.encoder_epochs, on both parts' inputs: it
-  // reconstructs what it sees, no targets leak) and then the MDN-RNN on
-  // `train`, reporting `held_out` losses each epoch. Single-threaded math
-  // is deterministic given the seed.
+  // Trains the encoder (options.encoder_epochs) and then the MDN-RNN on
+  // `train`, reporting `held_out` losses each epoch and keeping the MDN-RNN
+  // epoch with the lowest held-out loss. Single-threaded math is
+  // deterministic given the seed.
   void train(const std::vector<WorldEpisode>& train, const std::vector<WorldEpisode>& held_out,
              const WorldModelTrainOptions& options);
   WorldModelHeadLosses losses(const std::vector<WorldEpisode>& episodes) const;

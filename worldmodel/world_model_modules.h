@@ -14,6 +14,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "worldmodel/mdn_rnn.h"
@@ -42,6 +43,11 @@ struct EpisodeBatch {
   torch::Tensor valid;          // [T, B]
   torch::Tensor next_valid;     // [T, B]: the step has a successor in its episode
 };
+
+// Module::load that refuses weights whose shapes differ from the module's
+// (FormatError naming `path` and the weight).
+void load_with_shapes(torch::nn::Module& module, torch::serialize::InputArchive& archive, const std::string& path,
+                      const std::string& what);
 
 struct WorldModel::Impl {
   WorldModelConfig config;

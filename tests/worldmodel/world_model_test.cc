@@ -43,6 +43,7 @@ WorldModel trained_model(const std::vector<WorldEpisode>& train, const std::vect
   config.hidden = 128;
   WorldModelInfo info;
   info.max_steps = 40;
+  info.feature_version = kObservationFeatureVersion;
   WorldModel model(config, XferVocabulary::from_episodes(train, static_cast<int32_t>(default_matcher().num_rules())),
                    info, 3);
   WorldModelTrainOptions options;
