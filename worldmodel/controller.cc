@@ -83,10 +83,12 @@ RealEpisodeResult real_controller_episode(GraphEnv& env, int32_t graph_index, co
     torch::Tensor mask = torch::cat({x.narrow(1, kSummaryDim, v) > 0.5, torch::ones({1, 1}, torch::kBool)}, 1);
     const ControllerOutput out = controller->forward(z, h, mask);
     int64_t choice;
+    // The allowed vocabulary indices, ascending, from the step itself (the
+    // vocabulary keeps xfer order), NO-OP last.
     std::vector<int64_t> allowed;
-    const auto mask_row = mask[0];
-    for (int64_t i = 0; i <= v; ++i)
-      if (mask_row[i].item<bool>()) allowed.push_back(i);
+    for (int32_t x : step.allowed)
+      if (const int32_t index = m.vocabulary.index_of(x); index >= 0) allowed.push_back(index);
+    allowed.push_back(v);
     if (greedy) {
       choice = out.logits.argmax(1).item<int64_t>();
     } else if (std::uniform_real_distribution<double>(0, 1)(rng) < explore) {
