@@ -13,24 +13,54 @@
 #include "learner/wire_message.h"
 
 namespace graphworld {
+
+uint64_t actor_seed(uint64_t run_seed, uint32_t actor_id, uint64_t incarnation) {
+  return run_seed ^ ((uint64_t{actor_id} + 1) * 0x9e3779b97f4a7c15ull) ^ (incarnation * 0xbf58476d1ce4e5b9ull);
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// Distinct streams per actor and per restart, from the run's seed.
-uint64_t actor_seed(uint64_t run_seed, uint32_t actor_id, uint64_t incarnation) {
-  return run_seed ^ ((uint64_t{actor_id} + 1) * 0x9e3779b97f4a7c15ull) ^ (incarnation * 0xbf58476d1ce4e5b9ull);
+// The model-free actor's work: the collector's rollouts with the policy
+// network the learner trains.
+class PolicyRolloutWork final : public ActorWork {
+ public:
+  PolicyRolloutWork(std::vector<TrainingGraph> graphs, const RuleMatcher& matcher, CostModel& cost,
+                    const ActorOptions& options)
+      : collector_(std::move(graphs), matcher, cost, options.collector), policy_(options.network) {}
+
+  void load_parameters(const std::string& blob, int64_t version) override {
+    policy_.load_parameters(blob, "parameters of version " + std::to_string(version));
+    version_ = version;
+  }
+
+  std::optional<MessageBody> make(const std::function<bool()>& stop_now) override {
+    std::optional<Rollout> rollout = collector_.collect(policy_, version_, stop_now);
+    if (!rollout) return std::nullopt;
+    return MessageBody{std::move(*rollout)};
+  }
+
+ private:
+  RolloutCollector collector_;
+  PolicyNetwork policy_;
+  int64_t version_ = 0;
+};
+
+int64_t steps_in(const MessageBody& body) {
+  if (const auto* rollout = std::get_if<Rollout>(&body)) return rollout->env_steps();
+  if (const auto* dream = std::get_if<DreamTrajectoryMessage>(&body)) return dream->dream_steps();
+  return 0;
 }
 
 }  // namespace
 
 struct Actor::Impl {
   ActorOptions options;
-  std::unique_ptr<RolloutCollector> collector;
+  std::unique_ptr<ActorWork> work;
   std::unique_ptr<ActorTransport> transport;
-  std::unique_ptr<PolicyNetwork> policy;
   int64_t policy_version = -1;
   ParameterAssembler assembler;
   std::optional<std::pair<int64_t, std::string>> pending_parameters;  // taken at the next rollout boundary
@@ -135,7 +165,7 @@ struct Actor::Impl {
   void take_pending_parameters() {
     if (!pending_parameters) return;
     try {
-      policy->load_parameters(pending_parameters->second, "parameters of version " + std::to_string(pending_parameters->first));
+      work->load_parameters(pending_parameters->second, pending_parameters->first);
       policy_version = pending_parameters->first;
       parameters_from = pending_from;
       ++counters.parameter_versions;
@@ -157,8 +187,18 @@ Actor::Actor(std::vector<TrainingGraph> graphs, const RuleMatcher& matcher, Cost
   s.expect.num_xfers = options.network.num_xfers;
   s.expect.num_graphs = static_cast<int32_t>(graphs.size());
   s.expect.max_steps = 0;  // the learner sends no trajectories
-  s.collector = std::make_unique<RolloutCollector>(std::move(graphs), matcher, cost, options.collector);
-  s.policy = std::make_unique<PolicyNetwork>(options.network);
+  s.work = std::make_unique<PolicyRolloutWork>(std::move(graphs), matcher, cost, options);
+  s.transport = std::make_unique<ActorTransport>(endpoints, "actor-" + std::to_string(options.actor_id),
+                                                 options.transport);
+}
+
+Actor::Actor(std::unique_ptr<ActorWork> work, const LearnerEndpoints& endpoints, ActorOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& s = *impl_;
+  s.options = options;
+  s.expect.run_id = options.run_id;
+  s.expect.max_steps = 0;  // the learner sends no trajectories
+  s.work = std::move(work);
   s.transport = std::make_unique<ActorTransport>(endpoints, "actor-" + std::to_string(options.actor_id),
                                                  options.transport);
 }
@@ -229,7 +269,7 @@ std::string Actor::run(const std::function<bool()>& should_stop) {
     // answers; a paused or gone one keeps this actor waiting.
     const Clock::time_point waiting_since = Clock::now();
     auto may_start = [&] {
-      if (s.policy_version < 0) return false;
+      if (s.policy_version < 0 || !s.work->has_work()) return false;
       const uint64_t waiting = s.sent_to_learner > s.receipted ? s.sent_to_learner - s.receipted : 0;
       return waiting <= static_cast<uint64_t>(s.options.max_unreceipted) ||
              (!s.learner_lost && seconds_since(waiting_since) > s.options.receipt_wait_s);
@@ -253,12 +293,13 @@ std::string Actor::run(const std::function<bool()>& should_stop) {
       if (stop_now()) return s.stop_reason;
     }
     const int64_t version = s.policy_version;
-    std::optional<Rollout> rollout = s.collector->collect(*s.policy, version, stop_now);
+    std::optional<MessageBody> body = s.work->make(stop_now);
     // A stop inside the last step (a cost settled locally) ends here too.
-    if (!rollout || !s.stop_reason.empty()) return s.stop_reason;
-    rollout->parameters_from = s.parameters_from;
-    const std::string bytes = encode_message(Message{s.header(version), std::move(*rollout)});
-    const int64_t steps = int64_t{s.options.collector.num_envs} * s.options.collector.steps_per_env;
+    if (!body || !s.stop_reason.empty()) return s.stop_reason;
+    if (auto* rollout = std::get_if<Rollout>(&*body)) rollout->parameters_from = s.parameters_from;
+    if (auto* dream = std::get_if<DreamTrajectoryMessage>(&*body)) dream->parameters_from = s.parameters_from;
+    const int64_t steps = steps_in(*body);
+    const std::string bytes = encode_message(Message{s.header(version), std::move(*body)});
     if (!s.transport->send_trajectory(bytes, stop_now)) return s.stop_reason;
     ++s.counters.rollouts_sent;
     ++s.sent_to_learner;

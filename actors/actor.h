@@ -21,6 +21,7 @@
 #include <string>
 
 #include "common/transport.h"
+#include "learner/actor_work.h"
 #include "learner/rollout_collector.h"
 
 namespace graphworld {
@@ -57,11 +58,18 @@ struct ActorCounters {
   int64_t costs_settled = 0;        // configurations priced by the learner's answer
 };
 
+// Distinct random streams per actor and per restart, from the run's seed.
+uint64_t actor_seed(uint64_t run_seed, uint32_t actor_id, uint64_t incarnation);
+
 class Actor {
  public:
-  // The matcher and cost model must outlive the actor.
+  // A model-free actor: PPO rollouts of the policy network in real
+  // environments. The matcher and cost model must outlive the actor.
   Actor(std::vector<TrainingGraph> graphs, const RuleMatcher& matcher, CostModel& cost,
         const LearnerEndpoints& endpoints, ActorOptions options);
+  // An actor doing `work` (learner/actor_work.h) with the same connection;
+  // options.network and options.collector are unused.
+  Actor(std::unique_ptr<ActorWork> work, const LearnerEndpoints& endpoints, ActorOptions options);
   ~Actor();
 
   // Returns the reason it stopped.

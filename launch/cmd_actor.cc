@@ -23,6 +23,8 @@
 #include "launch/stop_signal.h"
 #include "launch/training_setup.h"
 #include "learner/run_cost_table.h"
+#include "worldmodel/model_based_actors.h"
+#include "worldmodel/model_based_config.h"
 
 namespace graphworld {
 namespace {
@@ -39,6 +41,7 @@ int run_actor(const CliArgs& args) {
   const int64_t id = args.int_value("--id", -1);
   if (id < 0 || id > 1'000'000) throw UsageError("--id K (the actor's number, 0 or more) is required");
   const double wait_s = args.double_value("--wait", 120.0);
+  const bool dream = args.flag("--dream");
   const int64_t nice = args.int_value("--nice", 0);
   if (nice < 0 || nice > 19) throw UsageError("--nice N takes 0 (the default) to 19");
   if (nice > 0 && setpriority(PRIO_PROCESS, 0, static_cast<int>(nice)) != 0)
@@ -86,7 +89,37 @@ int run_actor(const CliArgs& args) {
   const int64_t actors = config.get_int("distributed.actors");
   actor.collector.steps_per_env = static_cast<int32_t>((options.collector.steps_per_env + actors - 1) / actors);
   if (run_has_keys(run_dir)) actor.transport = actor_transport_with_keys(run_dir, actor.transport);
-  Actor worker(load_training_graphs(options.graphs), matcher, *cost, endpoints, actor);
+  const bool model_based = config.get_bool("model_based.enabled");
+  if (dream && !model_based)
+    throw UsageError(run_dir + " is a model-free run (model_based.enabled is false): it has no dream to act in");
+  std::unique_ptr<ActorWork> work;
+  const uint64_t seed = actor_seed(options.collector.seed, actor.actor_id, actor.incarnation);
+  if (model_based && dream) {
+    DreamActorOptions d;
+    d.rows = config.get_int("model_based.dream_rows");
+    d.horizon = static_cast<int32_t>(config.get_int("model_based.dream_horizon"));
+    d.tau = config.get_double("model_based.tau");
+    d.threads = options.threads;
+    d.seed = seed;
+    work = make_dream_work(d);
+  } else if (model_based) {
+    check_model_based_config(config);
+    if (id >= actors)
+      throw UsageError("real actor --id " + std::to_string(id) + " of a run with distributed.actors " +
+                       std::to_string(actors) + " real actors (ids 0 to " + std::to_string(actors - 1) +
+                       "); dream actors take --dream");
+    RealModelBasedOptions r;
+    r.env = options.collector.env;
+    r.actor_index = static_cast<int32_t>(id);
+    r.real_actors = static_cast<int32_t>(actors);
+    r.seed = seed;
+    r.max_message_steps = options.collector.num_envs * options.collector.steps_per_env;
+    work = make_real_model_based_work(load_training_graphs(options.graphs), matcher, *cost, r);
+  }
+  std::unique_ptr<Actor> owned = work ? std::make_unique<Actor>(std::move(work), endpoints, actor)
+                                      : std::make_unique<Actor>(load_training_graphs(options.graphs), matcher, *cost,
+                                                                endpoints, actor);
+  Actor& worker = *owned;
   worker_ptr = &worker;
   // A learner that could not rebind its old ports after a restart writes new
   // ones: an actor that sees the file change stops, and its launcher starts
@@ -116,15 +149,18 @@ int run_actor(const CliArgs& args) {
 
 Subcommand actor_command() {
   return {{"actor",
-           "--run RUN --id K",
+           "--run RUN --id K [--dream]",
            "An actor process of a distributed run: environments, batched inference, trajectories to the learner.",
            "Reads RUN/config.yaml, RUN/endpoints and RUN/run_id (waiting up to --wait seconds for the learner\n"
            "to write them), acts with the newest parameters the learner sent and streams one message per\n"
            "rollout. A slow learner slows it (bounded queues); a vanished learner is retried until it\n"
-           "returns. Exits 0 when the learner says stop, or on Ctrl-C.",
+           "returns. Exits 0 when the learner says stop, or on Ctrl-C.\n"
+           "In a model-based run (model_based.enabled) actors 0 to distributed.actors-1 play real episodes\n"
+           "with the learner's controller, and --dream actors (any other id) train it in the world model's dream.",
            {
                {"--run", "", "RUN", "the run folder the learner writes"},
                {"--id", "", "K", "this actor's number (0, 1, ...); a restart keeps its number"},
+               {"--dream", "", "", "model-based runs: step dream environments in the world model (no graph is touched)"},
                {"--wait", "", "S", "how long to wait for the learner's endpoints (default 120)"},
                {"--nice", "", "N", "run at this lower priority, 0-19 (graphworld train passes 5: its actors share the learner's cores)"},
            }},

@@ -23,6 +23,9 @@
 #include "learner/distributed_learner.h"
 #include "learner/policy_file.h"
 #include "learner/run_cost_table.h"
+#include "launch/run_replay.h"
+#include "worldmodel/model_based_config.h"
+#include "worldmodel/model_based_learner.h"
 
 namespace graphworld {
 namespace {
@@ -56,6 +59,29 @@ int run_learner(const CliArgs& args) {
   const std::vector<TrainingGraph> graphs = load_training_graphs(run.options.graphs);
   for (const TrainingGraph& g : graphs) options.graphs.push_back(g.name);
   options.prepare_run_folder = [&](const std::string& dir) { prepare_run_cost_model(dir, run.options, graphs); };
+  if (run.config.get_bool("model_based.enabled")) {
+    check_model_based_config(run.config);
+    // Made once the run folder holds its cost model: the learner rebuilds
+    // real episodes by replay with exactly the actors' prices.
+    options.make_extension = [&](const std::string& dir) {
+      auto replay = std::make_shared<RunReplay>(dir, run.options, run.options.graphs);
+      ModelBasedRunOptions mb;
+      mb.agent = model_based_options_from(run.config);
+      mb.graphs = options.graphs;
+      mb.num_xfers = options.num_xfers;
+      mb.max_steps = run.options.collector.env.max_steps;
+      mb.rule_library_hash = options.rule_library_hash;
+      mb.max_policy_lag = run.config.get_int("distributed.max_policy_lag");
+      mb.replay = [replay](const std::vector<StoredStep>& steps,
+                           const std::function<void(size_t, const Observation&)>& visit) {
+        replay->replay().replay(steps, visit);
+      };
+      if (!quiet) mb.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+      mb.world_model_path = dir + "/world_model.gwworld";
+      mb.controller_path = dir + "/controller.gwctl";
+      return make_model_based_learner(std::move(mb));
+    };
+  }
   DistributedLearner learner(run.config, options, run.run_dir, run.resume, args.value_or("--checkpoint", ""));
   write_file_atomically(run.run_dir + "/run_id", options.run_id + "\n");
   // The launcher starts actors once this exists.
@@ -65,8 +91,9 @@ int run_learner(const CliArgs& args) {
                  run.run_dir.c_str(), options.run_id.c_str(), learner.endpoints().trajectories.c_str());
   install_stop_signals();
   Stopwatch since_print;
+  const bool model_based = run.config.get_bool("model_based.enabled");
   auto on_update = [&](const UpdateReport& r) {
-    if (quiet || since_print.elapsed_s() < 2.0) return;
+    if (quiet || model_based || since_print.elapsed_s() < 2.0) return;
     since_print.restart();
     double alive = 0, lag = 0, stale = 0;
     for (const auto& [name, value] : r.extra) {
@@ -85,6 +112,9 @@ int run_learner(const CliArgs& args) {
   std::printf("run folder   %s\n", run.run_dir.c_str());
   std::printf("checkpoint   %s\n", outcome.last_checkpoint.c_str());
   std::printf("rollouts     %s/rollouts.h5\n", run.run_dir.c_str());
+  if (model_based)
+    std::printf("world model  %s/world_model.gwworld\ncontroller   %s/controller.gwctl\n", run.run_dir.c_str(),
+                run.run_dir.c_str());
   std::printf("refused messages %lld, stale samples %lld\n", static_cast<long long>(learner.counters().refused_messages),
               static_cast<long long>(learner.counters().stale_samples));
   return 0;

@@ -36,6 +36,8 @@ int run_train_processes(const CliArgs& args, const TrainingRun& run) {
   SingleNodePlan plan;
   plan.run_dir = run.run_dir;
   plan.actors = static_cast<int32_t>(run.config.get_int("distributed.actors"));
+  if (run.config.get_bool("model_based.enabled"))
+    plan.dream_actors = static_cast<int32_t>(run.config.get_int("model_based.dream_actors"));
   plan.quiet = quiet;
   std::vector<std::string> overrides;
   std::string config_path;
@@ -53,8 +55,9 @@ int run_train_processes(const CliArgs& args, const TrainingRun& run) {
     plan.learner_resume_args.push_back("--quiet");
   }
   if (!quiet)
-    std::fprintf(stderr, "%s run %s: a learner and %d actor processes (--inline trains in this process)\n",
-                 run.resume ? "resuming" : "starting", run.run_dir.c_str(), plan.actors);
+    std::fprintf(stderr, "%s run %s: a learner, %d actor processes%s (--inline trains in this process)\n",
+                 run.resume ? "resuming" : "starting", run.run_dir.c_str(), plan.actors,
+                 plan.dream_actors > 0 ? (" and " + std::to_string(plan.dream_actors) + " dream actors").c_str() : "");
   install_stop_signals();
   const int code = run_single_node(plan, [] { return stop_requested(); });
   restore_default_signals();
@@ -66,6 +69,9 @@ int run_train_processes(const CliArgs& args, const TrainingRun& run) {
 int run_train(const CliArgs& args) {
   const TrainingRun run = prepare_training_run(args);
   if (!args.flag("--inline")) return run_train_processes(args, run);
+  if (run.config.get_bool("model_based.enabled"))
+    throw UsageError("--inline trains the model-free agent; a model-based run (model_based.enabled) runs as processes "
+                     "(drop --inline), or in one process with 'graphworld worldmodel agent'");
   const Config& config = run.config;
   const TrainingOptions& options = run.options;
   const std::optional<std::string> resume = run.resume ? std::optional<std::string>(run.run_dir) : std::nullopt;

@@ -71,6 +71,21 @@ void accuracy_json(JsonWriter& json, const WorldModelAccuracy& a) {
       .end_object();
 }
 
+// --split shuffle (a seeded shuffle holds out --holdout of the episodes) or
+// arrival (every round(1/holdout)-th episode in store order, as a
+// model-based run holds them out while it learns).
+void split_as_asked(const CliArgs& args, const std::vector<WorldEpisode>& all, std::vector<WorldEpisode>& train,
+                    std::vector<WorldEpisode>& held_out) {
+  const std::string split = args.value_or("--split", "shuffle");
+  const double holdout = args.double_value("--holdout", 0.2);
+  if (split == "shuffle")
+    split_episodes(all, holdout, static_cast<uint64_t>(args.int_value("--seed", 0)), train, held_out);
+  else if (split == "arrival")
+    split_episodes_by_arrival(all, holdout, train, held_out);
+  else
+    throw UsageError("--split takes 'shuffle' or 'arrival', not '" + split + "'");
+}
+
 int train_world_model(const CliArgs& args) {
   args.expect_at_most(1);
   const std::string out = args.value_or("--output", "");
@@ -82,7 +97,7 @@ int train_world_model(const CliArgs& args) {
                      " episodes; a world model needs at least 2 (one is held out)");
   std::vector<WorldEpisode> train, held_out;
   const uint64_t seed = static_cast<uint64_t>(args.int_value("--seed", 0));
-  split_episodes(data.episodes, args.double_value("--holdout", 0.2), seed, train, held_out);
+  split_as_asked(args, data.episodes, train, held_out);
   WorldModelConfig config;
   config.latent_dim = args.int_value("--latent", config.latent_dim);
   config.hidden = args.int_value("--hidden", config.hidden);
@@ -135,11 +150,16 @@ int eval_world_model(const CliArgs& args) {
   if (data.max_steps != model.info().max_steps)
     throw UsageError(file + " was trained on episodes of up to " + std::to_string(model.info().max_steps) +
                      " steps; the stores' runs had " + std::to_string(data.max_steps) + " (its time input would mislead it)");
-  if (count_steps(data.episodes) == 0) throw UsageError("the stores hold no step that could be rebuilt; nothing to score");
-  const WorldModelAccuracy a = model.evaluate(data.episodes);
+  std::vector<WorldEpisode> scored = data.episodes;
+  if (args.flag("--held-out")) {
+    std::vector<WorldEpisode> train;
+    split_as_asked(args, data.episodes, train, scored);
+  }
+  if (count_steps(scored) == 0) throw UsageError("the stores hold no step that could be rebuilt; nothing to score");
+  const WorldModelAccuracy a = model.evaluate(scored);
   if (args.flag("--json")) {
     JsonWriter json;
-    json.begin_object().key("model").value(file).key("episodes").value(static_cast<int64_t>(data.episodes.size()));
+    json.begin_object().key("model").value(file).key("episodes").value(static_cast<int64_t>(scored.size()));
     json.key("accuracy");
     accuracy_json(json, a);
     json.end_object();
@@ -310,6 +330,9 @@ Subcommand worldmodel_command() {
                {"--from", "", "STORES", "train, eval: comma-separated rollout stores (RUN/rollouts.h5)"},
                {"--output", "-o", "PATH", "train: the world model file to write; agent: a folder for the model and controller"},
                {"--holdout", "", "F", "train: share of episodes held out (default 0.2)"},
+               {"--split", "", "KIND", "train, eval --held-out: 'shuffle' (seeded, the default) or 'arrival' (every\n"
+                                       "round(1/holdout)-th episode in store order, as a model-based run holds out)"},
+               {"--held-out", "", "", "eval: score only the episodes the split holds out"},
                {"--epochs", "", "N", "train: MDN-RNN epochs (default 100)"},
                {"--encoder-epochs", "", "N", "train: encoder epochs (default 40)"},
                {"--batch", "", "N", "train: episodes per minibatch (default 4)"},

@@ -57,8 +57,9 @@ int run_single_node(const SingleNodePlan& plan, const std::function<bool()>& sto
   // on 2 cores with 2 actors: 599-603 real steps/s at equal priority, 714
   // with the actors at nice 5.
   auto start_actor = [&](int32_t k) {
-    return std::make_unique<ChildProcess>(
-        std::vector<std::string>{exe, "actor", "--run", plan.run_dir, "--id", std::to_string(k), "--nice", "5"});
+    std::vector<std::string> argv{exe, "actor", "--run", plan.run_dir, "--id", std::to_string(k), "--nice", "5"};
+    if (k >= plan.actors) argv.push_back("--dream");
+    return std::make_unique<ChildProcess>(argv);
   };
   auto log = [&](const std::string& line) {
     if (!plan.quiet) std::fprintf(stderr, "launcher: %s\n", line.c_str());
@@ -74,12 +75,14 @@ int run_single_node(const SingleNodePlan& plan, const std::function<bool()>& sto
     for (int i = 0; i < 100 && learner->running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     return stop_requested() ? 0 : 1;
   }
-  std::vector<ActorSlot> actors(static_cast<size_t>(plan.actors));
-  for (int32_t k = 0; k < plan.actors; ++k) {
+  const int32_t all_actors = plan.actors + plan.dream_actors;
+  std::vector<ActorSlot> actors(static_cast<size_t>(all_actors));
+  for (int32_t k = 0; k < all_actors; ++k) {
     actors[static_cast<size_t>(k)].process = start_actor(k);
     actors[static_cast<size_t>(k)].started = Clock::now();
   }
-  log("learner (pid " + std::to_string(learner->pid()) + ") and " + std::to_string(plan.actors) + " actors running");
+  log("learner (pid " + std::to_string(learner->pid()) + ") and " + std::to_string(plan.actors) + " actors" +
+      (plan.dream_actors > 0 ? " and " + std::to_string(plan.dream_actors) + " dream actors" : std::string()) + " running");
 
   int learner_restarts = 0;
   int exit_code = 0;

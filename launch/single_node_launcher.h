@@ -25,6 +25,7 @@ struct SingleNodePlan {
   std::vector<std::string> learner_args;         // after the executable, for the first start
   std::vector<std::string> learner_resume_args;  // for restarts after a crash
   int32_t actors = 2;
+  int32_t dream_actors = 0;  // model-based runs: 'actor --dream' processes, ids after the real ones
   bool quiet = false;
 };
 

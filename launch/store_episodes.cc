@@ -6,11 +6,9 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "common/rollout_store.h"
-#include "env/rules/rule_library.h"
+#include "launch/run_replay.h"
 #include "launch/training_setup.h"
-#include "learner/observation_replay.h"
 #include "learner/policy_file.h"
-#include "learner/run_cost_table.h"
 
 namespace graphworld {
 
@@ -31,12 +29,13 @@ void read_one(const std::string& path, StoreEpisodes& out, std::map<std::string,
     throw FormatError(path + ": the store keeps no run config, so its observations cannot be rebuilt");
   const Config config = parse_config_text(training_config_schema(), info.config_text, path + " (its run config)");
   const TrainingOptions options = training_options_from(config);
-  const RuleLibrary library = options.rules.empty() ? default_rule_library() : load_rule_library(options.rules);
-  const RuleMatcher matcher(library.rules);
+  const std::string run_dir = std::filesystem::path(path).parent_path().string();
+  RunReplay run(run_dir, options, info.graphs);
+  const RuleMatcher& matcher = run.matcher();
   if (static_cast<int32_t>(matcher.num_rules()) != info.num_xfers)
     throw FormatError(path + ": the store was written with " + std::to_string(info.num_xfers) +
                       " rules, its config's library has " + std::to_string(matcher.num_rules()));
-  const std::string hash = rule_library_hash(library);
+  const std::string& hash = run.rule_library_hash();
   const int32_t max_steps = options.collector.env.max_steps;
   const std::string reward = reward_kind_name(options.collector.env.reward);
   if (out.rule_library_hash.empty()) {
@@ -54,11 +53,7 @@ void read_one(const std::string& path, StoreEpisodes& out, std::map<std::string,
     throw UsageError(path + ": its episodes last up to " + std::to_string(max_steps) + " steps, those of " +
                      first + " " + std::to_string(out.max_steps) + "; train on stores of one horizon");
   }
-  const std::vector<TrainingGraph> graphs = load_training_graphs(info.graphs);
-  const std::string run_dir = std::filesystem::path(path).parent_path().string();
-  const auto cost = actor_cost_model(run_dir.empty() ? "." : run_dir, options,
-                                     [](const std::string&, const std::function<double()>& measure) { return measure(); });
-  ObservationReplay replay(graphs, matcher, *cost, options.collector.env);
+  ObservationReplay& replay = run.replay();
   const std::vector<StoredStep> steps = store.read(0, store.steps());
   ReplayReport report;
   std::vector<WorldEpisode> episodes = episodes_from_stored_steps(

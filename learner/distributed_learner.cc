@@ -33,6 +33,7 @@ struct DistributedLearner::Impl {
   double heartbeat_timeout_s = 5;
   uint64_t incarnation = new_incarnation();
   std::unique_ptr<PpoLearner> learner;
+  std::unique_ptr<LearnerExtension> extension;  // a model-based run's learning; null: model-free
   std::unique_ptr<RolloutStoreWriter> store;
   std::unique_ptr<LearnerTransport> transport;
   std::unique_ptr<RunCostTable> cost_table;  // measured/cuda runs: settles what actors' tables lack
@@ -48,19 +49,22 @@ struct DistributedLearner::Impl {
   std::map<uint32_t, std::pair<uint64_t, uint64_t>> trajectories_taken;
   MessageExpectations expect;
 
+  int64_t version() const { return extension ? extension->version() : learner->version(); }
+
   MessageHeader header() const {
     MessageHeader h;
     h.run_id = distributed.run_id;
     h.sender_id = kLearnerSenderId;
     h.incarnation = incarnation;
-    h.policy_version = learner->version();
+    h.policy_version = version();
     h.sent_unix_ns = unix_time_ns();
     return h;
   }
 
   void encode_parameters() {
     parameter_messages.clear();
-    for (ParameterChunkMessage& chunk : split_parameters(learner->version(), learner->policy().save_parameters()))
+    const std::string blob = extension ? extension->parameters() : learner->policy().save_parameters();
+    for (ParameterChunkMessage& chunk : split_parameters(version(), blob))
       parameter_messages.push_back(encode_message(Message{header(), std::move(chunk)}));
   }
 
@@ -76,14 +80,14 @@ struct DistributedLearner::Impl {
   std::string write_checkpoint() {
     CheckpointContents c;
     c.config = config;
-    c.learner_state = learner->save_state();
-    c.actor_parameters = learner->policy().save_parameters();
+    c.learner_state = extension ? extension->save_state() : learner->save_state();
+    c.actor_parameters = extension ? extension->parameters() : learner->policy().save_parameters();
     c.rule_library_hash = distributed.rule_library_hash;
     c.num_xfers = distributed.num_xfers;
     c.env_steps = env_steps;
     c.episodes = episodes;
     c.wall_s = wall_s;
-    return write_checkpoint_file(run_dir, learner->version(), c, static_cast<int>(options.keep_checkpoints));
+    return write_checkpoint_file(run_dir, version(), c, static_cast<int>(options.keep_checkpoints));
   }
 
   // Control messages: joins, heartbeats, parameter requests.
@@ -134,16 +138,76 @@ struct DistributedLearner::Impl {
     if (!peer.empty()) transport->send_control(peer, encode_message(Message{header(), ReceiptMessage{taken}}));
   }
 
+  // Real episodes a model-based run finished since its last metrics row.
+  double real_reduction_sum = 0;
+  int64_t real_episodes_since_row = 0;
+
+  // A model-based run's real trajectory: stored, counted and handed to the
+  // extension (the world model learns off-policy, so no lag applies).
+  void take_real_for_extension(const Rollout& rollout, uint32_t sender) {
+    const std::vector<StoredStep> steps = to_stored_steps(rollout, sender);
+    store->append(steps);
+    extension->take_real(steps, rollout.episodes);
+    ++counters.messages;
+    env_steps += rollout.env_steps();
+    for (const EpisodeSummary& e : rollout.episodes) {
+      real_reduction_sum += e.reduction_pct;
+      ++real_episodes_since_row;
+      ++episodes;
+      double& best = best_reduction_pct[e.graph];
+      best = std::max(best, e.best_reduction_pct);
+    }
+  }
+
+  // The learner's own numbers, after the fixed ones of a metrics row.
+  void add_counters(UpdateReport& report) {
+    counters.actor_joins = actors.joins();
+    counters.actor_losses = actors.losses();
+    std::vector<std::pair<std::string, double>> own = {{"actors_alive", actors.alive()},
+        {"actor_joins", static_cast<double>(counters.actor_joins)},
+        {"actor_losses", static_cast<double>(counters.actor_losses)},
+        {"stale_samples", static_cast<double>(counters.stale_samples)},
+        {"mean_policy_lag", counters.lag_samples > 0 ? counters.lag_sum / static_cast<double>(counters.lag_samples) : 0.0},
+        {"refused_messages", static_cast<double>(counters.refused_messages)},
+        {"costs_settled", static_cast<double>(cost_table->added())},
+        {"stored_steps", static_cast<double>(store->steps())},
+        {"learner_rss_mib", static_cast<double>(current_rss_bytes()) / (1 << 20)},
+        {"actor_rss_mib_max", [&] {
+           uint64_t most = 0;
+           for (const auto& [id, bytes] : actor_rss_bytes) most = std::max(most, bytes);
+           return static_cast<double>(most) / (1 << 20);
+         }()}};
+    report.extra.insert(report.extra.begin(), own.begin(), own.end());
+  }
+
   // A trajectory message: accepted into `batch` (and the store) or counted.
   void handle_trajectory(const std::string& bytes, std::vector<Rollout>& batch, int64_t& batch_steps) {
     DecodeResult r = decode_message(bytes, expect);
-    if (!r.message || !std::holds_alternative<Rollout>(r.message->body)) {
+    const bool dream = r.message && std::holds_alternative<DreamTrajectoryMessage>(r.message->body);
+    if (!r.message || !(std::holds_alternative<Rollout>(r.message->body) || (dream && extension))) {
       ++counters.refused_messages;
       return;
     }
     Message& m = *r.message;
     send_receipt(m.header);
+    if (dream) {
+      const auto& d = std::get<DreamTrajectoryMessage>(m.body);
+      if (extension->take_dream(d, m.header.policy_version)) {
+        ++counters.messages;
+        const int64_t lag = version() - m.header.policy_version;
+        counters.lag_sum += static_cast<double>(lag) * static_cast<double>(d.dream_steps());
+        counters.lag_samples += d.dream_steps();
+      } else {
+        counters.stale_samples += d.dream_steps();
+      }
+      return;
+    }
     Rollout& rollout = std::get<Rollout>(m.body);
+    if (extension) {
+      rollout.policy_version = m.header.policy_version;
+      take_real_for_extension(rollout, m.header.sender_id);
+      return;
+    }
     rollout.policy_version = m.header.policy_version;
     // Every valid step is kept, stale ones too: they are real environment
     // steps, and a replay of a later step needs its episode's every action.
@@ -184,6 +248,9 @@ DistributedLearner::DistributedLearner(const Config& config, DistributedLearnerO
                      ", or choose a new folder");
   s.learner = std::make_unique<PpoLearner>(s.options.network, s.options.ppo);
   const std::string store_path = run_dir + "/rollouts.h5";
+  if (resume && s.distributed.make_extension)
+    throw UsageError(run_dir + ": a model-based run cannot be resumed yet; start a new run (its rollout store can "
+                     "train a world model offline: graphworld worldmodel train --from " + store_path + ")");
   if (resume) {
     const std::string path = checkpoint.empty() ? newest_checkpoint(run_dir) : checkpoint;
     const CheckpointContents saved = read_checkpoint(path);
@@ -199,9 +266,10 @@ DistributedLearner::DistributedLearner(const Config& config, DistributedLearnerO
     fs::create_directories(run_dir + "/checkpoints", ec);
     if (ec) throw Error(run_dir + ": cannot create the run folder (" + ec.message() + ")");
   }
-  if (s.distributed.prepare_run_folder) {
+  if (s.distributed.prepare_run_folder || s.distributed.make_extension) {
     try {
-      s.distributed.prepare_run_folder(run_dir);
+      if (s.distributed.prepare_run_folder) s.distributed.prepare_run_folder(run_dir);
+      if (s.distributed.make_extension) s.extension = s.distributed.make_extension(run_dir);
     } catch (...) {
       // A new run's folder was empty: leave it so, to be used again once
       // the problem (a bad env.cost_table, say) is mended.
@@ -246,7 +314,7 @@ DistributedLearner::~DistributedLearner() = default;
 
 const LearnerEndpoints& DistributedLearner::endpoints() const { return impl_->transport->endpoints(); }
 const LearnerCounters& DistributedLearner::counters() const { return impl_->counters; }
-int64_t DistributedLearner::version() const { return impl_->learner->version(); }
+int64_t DistributedLearner::version() const { return impl_->version(); }
 
 TrainingOutcome DistributedLearner::run(const std::function<bool()>& should_stop,
                                         const std::function<void(const UpdateReport&)>& on_update) {
@@ -277,6 +345,34 @@ TrainingOutcome DistributedLearner::run(const std::function<bool()>& should_stop
     }
     for (uint32_t id : s.actors.newly_lost(std::chrono::steady_clock::now()))
       std::cerr << "learner: actor " << id << " silent for " << s.heartbeat_timeout_s << " s: counted lost\n";
+    if (s.extension) {
+      if (s.extension->finished()) break;
+      UpdateReport report;
+      if (!s.extension->advance(report)) continue;
+      s.publish_parameters();
+      const double elapsed = since_update.elapsed_s();
+      since_update.restart();
+      s.wall_s += elapsed;
+      report.update = s.version();
+      report.env_steps = s.env_steps;
+      report.episodes = s.episodes;
+      report.wall_s = s.wall_s;
+      report.episodes_this_update = s.real_episodes_since_row;
+      report.mean_episode_reduction_pct =
+          s.real_episodes_since_row > 0 ? s.real_reduction_sum / static_cast<double>(s.real_episodes_since_row) : 0.0;
+      s.real_reduction_sum = 0;
+      s.real_episodes_since_row = 0;
+      for (const std::string& g : s.distributed.graphs) report.best_reduction_pct.emplace_back(g, s.best_reduction_pct[g]);
+      s.add_counters(report);
+      append_metrics_row(s.run_dir + "/metrics.jsonl", report);
+      if (s.version() % s.options.checkpoint_every == 0) {
+        s.store->flush();
+        outcome.last_checkpoint = s.write_checkpoint();
+        checkpointed = s.version();
+      }
+      if (on_update) on_update(report);
+      continue;
+    }
     if (batch_steps < rollout_steps) continue;
 
     std::vector<const Rollout*> rollouts;
@@ -307,22 +403,7 @@ TrainingOutcome DistributedLearner::run(const std::function<bool()>& should_stop
     report.episodes_this_update = ended;
     report.mean_episode_reduction_pct = ended > 0 ? sum / static_cast<double>(ended) : 0.0;
     for (const std::string& g : s.distributed.graphs) report.best_reduction_pct.emplace_back(g, s.best_reduction_pct[g]);
-    s.counters.actor_joins = s.actors.joins();
-    s.counters.actor_losses = s.actors.losses();
-    report.extra = {{"actors_alive", s.actors.alive()},
-                    {"actor_joins", static_cast<double>(s.counters.actor_joins)},
-                    {"actor_losses", static_cast<double>(s.counters.actor_losses)},
-                    {"stale_samples", static_cast<double>(s.counters.stale_samples)},
-                    {"mean_policy_lag", s.counters.lag_samples > 0 ? s.counters.lag_sum / static_cast<double>(s.counters.lag_samples) : 0.0},
-                    {"refused_messages", static_cast<double>(s.counters.refused_messages)},
-                    {"costs_settled", static_cast<double>(s.cost_table->added())},
-                    {"stored_steps", static_cast<double>(s.store->steps())},
-                    {"learner_rss_mib", static_cast<double>(current_rss_bytes()) / (1 << 20)},
-                    {"actor_rss_mib_max", [&] {
-                       uint64_t most = 0;
-                       for (const auto& [id, bytes] : s.actor_rss_bytes) most = std::max(most, bytes);
-                       return static_cast<double>(most) / (1 << 20);
-                     }()}};
+    s.add_counters(report);
     batch.clear();
     batch_steps = 0;
     // Rows go out before the checkpoint: a resume drops rows after it.
@@ -335,7 +416,7 @@ TrainingOutcome DistributedLearner::run(const std::function<bool()>& should_stop
     if (on_update) on_update(report);
   }
   s.store->flush();
-  if (checkpointed != s.learner->version() || outcome.last_checkpoint.empty())
+  if (checkpointed != s.version() || outcome.last_checkpoint.empty())
     outcome.last_checkpoint = s.write_checkpoint();
   const std::string stop = encode_message(Message{s.header(), StopMessage{outcome.stopped_early ? "the learner stopped" : "training is done"}});
   // Actors read the stop before this side closes (an unread message dies
@@ -352,7 +433,7 @@ TrainingOutcome DistributedLearner::run(const std::function<bool()>& should_stop
   if (acknowledged < told)
     std::cerr << "learner: " << told - acknowledged << " of " << told << " actors did not acknowledge the stop\n";
   s.store->close();
-  outcome.updates = s.learner->version();
+  outcome.updates = s.version();
   outcome.env_steps = s.env_steps;
   return outcome;
 }

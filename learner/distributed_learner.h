@@ -26,6 +26,7 @@
 
 #include "common/config.h"
 #include "common/transport.h"
+#include "learner/learner_extension.h"
 #include "learner/trainer.h"
 
 namespace graphworld {
@@ -43,6 +44,11 @@ struct DistributedLearnerOptions {
   // Called once the run folder exists, before the transport binds: fixes the
   // run's cost model there (learner/run_cost_table.h).
   std::function<void(const std::string& run_dir)> prepare_run_folder;
+  // A model-based run: called once the run folder is prepared, it makes
+  // what takes the place of PPO on real samples (learner/learner_extension.h).
+  // Real trajectories then feed it, dream trajectories are taken, and the
+  // run ends when its schedule does or at train.total_env_steps real steps.
+  std::function<std::unique_ptr<LearnerExtension>(const std::string& run_dir)> make_extension;
 };
 
 // Counters beyond PPO's, reported in every metrics row.

@@ -46,6 +46,27 @@ const ConfigSchema& training_config_schema() {
     s.add_double("distributed.heartbeat_timeout_s", 5.0, 0.5, 3600, "an actor silent this long is counted lost");
     s.add_double("distributed.store_flush_s", 5.0, 0.1, 3600,
                  "the rollout store is flushed at least this often (a crash loses at most this much)");
+    // Model-based runs (worldmodel/model_based_learner.h says the schedule).
+    s.add_bool("model_based.enabled", false,
+               "train the model-based agent: a world model on real episodes, a controller by PPO in its dream");
+    s.add_int("model_based.dream_actors", 1, 1, 4096, "dream actor processes the single-node launcher starts");
+    s.add_int("model_based.rounds", 6, 1, 100000, "rounds of (world model, dream training, real episodes)");
+    s.add_int("model_based.random_episodes", 4, 1, 100000, "random real episodes per graph before the first world model");
+    s.add_int("model_based.episodes_per_round", 1, 0, 100000,
+              "sampled controller episodes per graph and round, besides one greedy one (none in the last round)");
+    s.add_double("model_based.explore", 0.1, 0.0, 1.0, "chance of a random allowed rule in sampled real episodes");
+    s.add_int("model_based.dream_updates", 60, 1, 10000000,
+              "controller updates in the dream per round, one per dream actor message (the dream-to-real mix)");
+    s.add_int("model_based.dream_rows", 256, 1, 65536, "dream environments a dream actor steps together");
+    s.add_int("model_based.dream_horizon", 16, 1, 10000, "dream steps of each row per message");
+    s.add_double("model_based.tau", 1.0, 0.01, 10.0, "the world model's sampling temperature in the dream");
+    s.add_int("model_based.latent_dim", 32, 1, 4096, "size of the latent z");
+    s.add_int("model_based.hidden", 256, 1, 65536, "the MDN-RNN's LSTM width");
+    s.add_int("model_based.components", 8, 1, 256, "Gaussians in the next-z mixture");
+    s.add_int("model_based.encoder_epochs", 40, 0, 100000, "epochs of the latent encoder (first round only)");
+    s.add_int("model_based.epochs", 100, 1, 100000, "MDN-RNN epochs in the first round");
+    s.add_int("model_based.later_epochs", 40, 1, 100000, "MDN-RNN epochs in later rounds");
+    s.add_double("model_based.holdout", 0.2, 0.01, 0.99, "share of real episodes held out to pick the world model's best epoch");
     return s;
   }();
   return schema;

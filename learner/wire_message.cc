@@ -174,6 +174,27 @@ struct BodyEncoder {
     c.setKey(m.key);
     c.setMs(m.ms);
   }
+  void operator()(const DreamTrajectoryMessage& m) {
+    auto d = b.initDreamTrajectory();
+    d.setWorldModel(m.world_model);
+    d.setRows(static_cast<uint32_t>(m.rows));
+    d.setSteps(static_cast<uint32_t>(m.steps));
+    d.setLatentDim(static_cast<uint32_t>(m.latent_dim));
+    d.setHiddenDim(static_cast<uint32_t>(m.hidden_dim));
+    d.setActions(static_cast<uint32_t>(m.actions));
+    d.setZ(as_data(m.z));
+    d.setH(as_data(m.h));
+    d.setMask(as_data(m.mask));
+    d.setAction(as_data(m.action));
+    d.setLogProb(as_data(m.log_prob));
+    d.setValue(as_data(m.value));
+    d.setReward(as_data(m.reward));
+    d.setDone(as_data(m.done));
+    d.setBootstrap(as_data(m.bootstrap));
+    d.setEpisodes(m.episodes);
+    d.setReturnSum(m.return_sum);
+    d.setParametersFrom(m.parameters_from);
+  }
   void operator()(const MetricsMessage& m) {
     auto metrics = b.initMetrics();
     auto names = metrics.initNames(static_cast<unsigned>(m.names.size()));
@@ -317,6 +338,59 @@ Rollout decode_rollout(schema::TrajectoryBatch::Reader r, const MessageExpectati
   return rollout;
 }
 
+void check_plausible(const std::vector<float>& values, const std::string& field) {
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!plausible(values[i])) invalid(field + "[" + std::to_string(i) + "] is not a finite number of sane size");
+}
+
+// Every column the size its dimensions say, every number finite, every
+// action within range and allowed by its own mask.
+DreamTrajectoryMessage decode_dream(schema::DreamTrajectory::Reader r, const MessageExpectations& expect) {
+  DreamTrajectoryMessage m;
+  m.world_model = r.getWorldModel();
+  const uint64_t rows = r.getRows(), steps = r.getSteps(), latent = r.getLatentDim(), hidden = r.getHiddenDim(),
+                 actions = r.getActions();
+  if (m.world_model < 0) invalid("dream trajectory: negative world-model generation");
+  if (rows == 0 || steps == 0 || rows * steps > static_cast<uint64_t>(expect.max_dream_steps))
+    invalid("dream trajectory: " + std::to_string(rows) + " rows x " + std::to_string(steps) +
+            " steps is empty or more than the " + std::to_string(expect.max_dream_steps) + " allowed");
+  if (latent == 0 || latent > 4096 || hidden == 0 || hidden > 65536 || actions < 1 || actions > (1u << 20))
+    invalid("dream trajectory: implausible sizes (latent " + std::to_string(latent) + ", hidden " +
+            std::to_string(hidden) + ", actions " + std::to_string(actions) + ")");
+  m.rows = static_cast<int32_t>(rows);
+  m.steps = static_cast<int32_t>(steps);
+  m.latent_dim = static_cast<int32_t>(latent);
+  m.hidden_dim = static_cast<int32_t>(hidden);
+  m.actions = static_cast<int32_t>(actions);
+  const size_t n = rows * steps;
+  m.z = from_data<float>(r.getZ(), n * latent, "dream.z");
+  m.h = from_data<float>(r.getH(), n * hidden, "dream.h");
+  m.mask = from_data<uint8_t>(r.getMask(), n * actions, "dream.mask");
+  m.action = from_data<int32_t>(r.getAction(), n, "dream.action");
+  m.log_prob = from_data<float>(r.getLogProb(), n, "dream.logProb");
+  m.value = from_data<float>(r.getValue(), n, "dream.value");
+  m.reward = from_data<float>(r.getReward(), n, "dream.reward");
+  m.done = from_data<uint8_t>(r.getDone(), n, "dream.done");
+  m.bootstrap = from_data<float>(r.getBootstrap(), rows, "dream.bootstrap");
+  for (const auto* column : {&m.z, &m.h, &m.log_prob, &m.value, &m.reward, &m.bootstrap})
+    check_plausible(*column, "dream column");
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t a = m.action[i];
+    if (a < 0 || static_cast<uint64_t>(a) >= actions || !m.mask[i * actions + static_cast<size_t>(a)])
+      invalid("dream trajectory: step " + std::to_string(i) + " took action " + std::to_string(a) +
+              ", which its mask does not allow");
+    if (m.log_prob[i] > 1e-4f) invalid("dream trajectory: step " + std::to_string(i) + " has a log-probability above 0");
+    if (m.done[i] > 1) invalid("dream trajectory: step " + std::to_string(i) + " has a done flag other than 0 or 1");
+  }
+  m.episodes = r.getEpisodes();
+  m.return_sum = r.getReturnSum();
+  if (m.episodes > n || !std::isfinite(m.return_sum)) invalid("dream trajectory: implausible episode count or return");
+  m.parameters_from = r.getParametersFrom();
+  if (expect.parameters_from != 0 && m.parameters_from != expect.parameters_from)
+    invalid("dream trajectory made with another learner's parameters");
+  return m;
+}
+
 MessageBody decode_body(schema::Message::Body::Reader b, const MessageExpectations& expect) {
   switch (b.which()) {
     case schema::Message::Body::HELLO: {
@@ -361,6 +435,8 @@ MessageBody decode_body(schema::Message::Body::Reader b, const MessageExpectatio
         invalid("cost entry: the price is neither a finite, non-negative number of ms nor 'unknown'");
       return m;
     }
+    case schema::Message::Body::DREAM_TRAJECTORY:
+      return decode_dream(b.getDreamTrajectory(), expect);
     case schema::Message::Body::RECEIPT:
       return ReceiptMessage{b.getReceipt().getTrajectoriesTaken()};
     case schema::Message::Body::METRICS: {
@@ -384,7 +460,8 @@ MessageBody decode_body(schema::Message::Body::Reader b, const MessageExpectatio
 
 const char* message_kind(const MessageBody& body) {
   static constexpr const char* kNames[] = {"hello",           "heartbeat",         "stop",   "trajectory",
-                                           "parameter chunk", "parameter request", "metrics", "receipt", "cost entry"};
+                                           "parameter chunk", "parameter request", "metrics", "receipt", "cost entry",
+                                           "dream trajectory"};
   return kNames[body.index()];
 }
 

@@ -27,7 +27,7 @@ namespace graphworld {
 
 // Bump when messages.capnp changes meaning; peers on another version are
 // refused, never half-understood.
-inline constexpr uint32_t kMessageSchemaVersion = 2;
+inline constexpr uint32_t kMessageSchemaVersion = 3;
 inline constexpr uint32_t kLearnerSenderId = 0xffffffffu;
 // Parameter chunks stay far below Cap'n Proto's 64 MiB default traversal limit.
 inline constexpr size_t kParameterChunkBytes = size_t{1} << 20;
@@ -81,8 +81,28 @@ struct MetricsMessage {
   std::vector<double> values;
 };
 
+// A dream actor's rollout in a model-based run (DreamTrajectory in
+// messages.capnp): `steps` steps of `rows` dream environments, step-major
+// (entry t * rows + j is row j's step t).
+struct DreamTrajectoryMessage {
+  int64_t world_model = 0;  // the world model's generation
+  int32_t rows = 0, steps = 0;
+  int32_t latent_dim = 0, hidden_dim = 0, actions = 0;  // actions: the model's rules + NO-OP
+  std::vector<float> z, h;          // [steps * rows * latent_dim], [steps * rows * hidden_dim]
+  std::vector<uint8_t> mask;        // [steps * rows * actions]
+  std::vector<int32_t> action;      // [steps * rows]
+  std::vector<float> log_prob, value, reward;
+  std::vector<uint8_t> done;
+  std::vector<float> bootstrap;     // [rows]
+  uint64_t episodes = 0;            // dream episodes ended in it
+  double return_sum = 0;            // their predicted reductions, summed (percent)
+  uint64_t parameters_from = 0;     // the learner incarnation whose parameters acted
+  int64_t dream_steps() const { return int64_t{rows} * steps; }
+};
+
 using MessageBody = std::variant<HelloMessage, HeartbeatMessage, StopMessage, Rollout, ParameterChunkMessage,
-                                 ParameterRequestMessage, MetricsMessage, ReceiptMessage, CostEntryMessage>;
+                                 ParameterRequestMessage, MetricsMessage, ReceiptMessage, CostEntryMessage,
+                                 DreamTrajectoryMessage>;
 
 struct Message {
   MessageHeader header;
@@ -102,6 +122,7 @@ struct MessageExpectations {
   int32_t num_xfers = 0;      // observations must come from this rule library
   int32_t num_graphs = 0;     // graph indices in trajectories must be below this
   int64_t max_steps = int64_t{1} << 20;  // steps in one trajectory message
+  int64_t max_dream_steps = int64_t{1} << 20;  // rows x steps in one dream trajectory
   uint64_t parameters_from = 0;  // this learner's incarnation: trajectories made with another's are refused (0: any)
   size_t max_message_bytes = size_t{512} << 20;
   uint64_t max_parameter_bytes = uint64_t{1} << 30;

@@ -4,6 +4,7 @@
 
 #include "common/checkpoint_file.h"
 #include "common/error.h"
+#include "learner/rollout.h"
 #include "learner/torch_bytes.h"
 #include "worldmodel/world_model_modules.h"
 
@@ -32,19 +33,27 @@ DreamController make_controller(const WorldModel& model, uint64_t seed) {
   return DreamController(model.config().latent_dim, model.config().hidden, model.vocabulary().size());
 }
 
-void save_controller(const std::string& path, DreamController& controller) {
+std::string controller_to_bytes(DreamController& controller) {
   torch::serialize::OutputArchive archive;
   archive.write("shape", torch::tensor(std::vector<int64_t>{controller->latent_dim(), controller->hidden_dim(),
                                                             controller->vocabulary(), controller->width()}));
   torch::serialize::OutputArchive weights;
   controller->save(weights);
   archive.write("weights", weights);
-  write_checked_file(path, "controller", archive_to_bytes(archive));
+  return archive_to_bytes(archive);
+}
+
+void save_controller(const std::string& path, DreamController& controller) {
+  write_checked_file(path, "controller", controller_to_bytes(controller));
 }
 
 DreamController load_controller(const std::string& path, const WorldModel& model) {
+  return controller_from_bytes(read_checked_file(path, "controller"), model, path);
+}
+
+DreamController controller_from_bytes(const std::string& bytes, const WorldModel& model, const std::string& path) {
   torch::serialize::InputArchive archive;
-  archive_from_bytes(archive, read_checked_file(path, "controller"), path);
+  archive_from_bytes(archive, bytes, path);
   const torch::Tensor shape = read_tensor(archive, "shape", path);
   if (shape.numel() != 4) throw FormatError(path + ": controller shape has " + std::to_string(shape.numel()) + " fields, not 4");
   const int64_t d = shape[0].item<int64_t>(), h = shape[1].item<int64_t>(), v = shape[2].item<int64_t>();
@@ -67,7 +76,7 @@ DreamController load_controller(const std::string& path, const WorldModel& model
 
 RealEpisodeResult real_controller_episode(GraphEnv& env, int32_t graph_index, const WorldModel& model,
                                           DreamController& controller, bool greedy, double explore,
-                                          std::mt19937_64& rng, uint64_t seed) {
+                                          std::mt19937_64& rng, uint64_t seed, const RealStepCallback& on_step) {
   torch::NoGradGuard no_grad;
   WorldModel::Impl& m = model.impl();
   const int64_t v = m.vocabulary.size();
@@ -107,7 +116,12 @@ RealEpisodeResult real_controller_episode(GraphEnv& env, int32_t graph_index, co
     }
     const Action action{m.vocabulary.xfer(static_cast<int32_t>(choice)), 0};
     step.xfer = action.xfer;
+    Observation before;
+    if (on_step) before = compact_observation(*observation, action.xfer);
     const StepResult r = env.step(action);
+    if (on_step)
+      on_step(std::move(before), action, torch::log_softmax(out.logits, 1)[0][choice].item<float>(),
+              out.value[0].item<float>(), r);
     step.reward = static_cast<float>(r.reward);
     step.done = r.done;
     // The world model follows the real episode, giving h for the next step.

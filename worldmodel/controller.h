@@ -10,6 +10,7 @@
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <random>
 #include <string>
 
@@ -43,6 +44,10 @@ DreamController make_controller(const WorldModel& model, uint64_t seed);
 // Checked files (kind "controller"); load refuses one that does not fit `model`.
 void save_controller(const std::string& path, DreamController& controller);
 DreamController load_controller(const std::string& path, const WorldModel& model);
+// The same without the file: what a model-based run's parameters carry.
+// `what` names the source in errors.
+std::string controller_to_bytes(DreamController& controller);
+DreamController controller_from_bytes(const std::string& bytes, const WorldModel& model, const std::string& what);
 
 struct RealEpisodeResult {
   double reduction_percent = 0;  // 100 (C0 - CT) / C0 in the real environment
@@ -54,8 +59,13 @@ struct RealEpisodeResult {
 // allowed action) or sampled (with `rng`, and a uniformly random allowed
 // action with probability `explore`). Xfers outside the model's
 // vocabulary are never chosen. Locations are always 0 (dream_env.h).
+// `on_step`, if given, sees each step as an actor reports it: the compact
+// observation before it (learner/rollout.h), the action, the controller's
+// log-probability of that action and its value, and the step's result.
+using RealStepCallback =
+    std::function<void(Observation compact_before, Action action, float log_prob, float value, const StepResult& result)>;
 RealEpisodeResult real_controller_episode(GraphEnv& env, int32_t graph_index, const WorldModel& model,
                                           DreamController& controller, bool greedy, double explore,
-                                          std::mt19937_64& rng, uint64_t seed);
+                                          std::mt19937_64& rng, uint64_t seed, const RealStepCallback& on_step = {});
 
 }  // namespace graphworld

@@ -32,82 +32,92 @@ DreamTrainer::DreamTrainer(const WorldModel& model, DreamController controller, 
                                                     torch::optim::AdamOptions(options.ppo.learning_rate));
 }
 
-DreamUpdateReport DreamTrainer::update() {
-  const auto start = std::chrono::steady_clock::now();
-  const int64_t t_len = options_.horizon, b = env_.batch();
+DreamBatch collect_dream_batch(DreamEnv& env, DreamController& controller, int32_t horizon, torch::Generator& generator) {
+  torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> zs, hs, masks, actions, log_probs, values, rewards, dones;
-  DreamUpdateReport report;
-  double return_sum = 0;
-  torch::Tensor bootstrap;
-  {
-    torch::NoGradGuard no_grad;
-    for (int64_t t = 0; t < t_len; ++t) {
-      const ControllerOutput out = controller_->forward(env_.z(), env_.hidden(), env_.mask());
-      const torch::Tensor action = torch::multinomial(torch::softmax(out.logits, -1), 1, false, generator_).squeeze(1);
-      zs.push_back(env_.z());
-      hs.push_back(env_.hidden());
-      masks.push_back(env_.mask());
-      actions.push_back(action);
-      log_probs.push_back(torch::log_softmax(out.logits, -1).gather(1, action.unsqueeze(1)).squeeze(1));
-      values.push_back(out.value);
-      const DreamStepResult r = env_.step(action);
-      rewards.push_back(r.reward);
-      dones.push_back(r.done);
-      report.episodes += r.done.sum().item<int64_t>();
-      return_sum += r.episode_return.sum().item<double>();
-    }
-    bootstrap = controller_->forward(env_.z(), env_.hidden(), env_.mask()).value;
+  DreamBatch batch;
+  batch.rows = env.batch();
+  batch.steps = horizon;
+  for (int32_t t = 0; t < horizon; ++t) {
+    const ControllerOutput out = controller->forward(env.z(), env.hidden(), env.mask());
+    const torch::Tensor action = torch::multinomial(torch::softmax(out.logits, -1), 1, false, generator).squeeze(1);
+    zs.push_back(env.z());
+    hs.push_back(env.hidden());
+    masks.push_back(env.mask());
+    actions.push_back(action);
+    log_probs.push_back(torch::log_softmax(out.logits, -1).gather(1, action.unsqueeze(1)).squeeze(1));
+    values.push_back(out.value);
+    const DreamStepResult r = env.step(action);
+    rewards.push_back(r.reward);
+    dones.push_back(r.done);
+    batch.episodes += r.done.sum().item<int64_t>();
+    batch.return_sum += r.episode_return.sum().item<double>();
   }
-  report.dream_steps = t_len * b;
-  report.mean_return = report.episodes > 0 ? return_sum / static_cast<double>(report.episodes) : 0.0;
+  batch.bootstrap = controller->forward(env.z(), env.hidden(), env.mask()).value.contiguous();
+  batch.z = torch::cat(zs).contiguous();
+  batch.h = torch::cat(hs).contiguous();
+  batch.mask = torch::cat(masks).contiguous();
+  batch.action = torch::cat(actions).contiguous();
+  batch.log_prob = torch::cat(log_probs).contiguous();
+  batch.value = torch::cat(values).contiguous();
+  batch.reward = torch::cat(rewards).contiguous();
+  batch.done = torch::cat(dones).contiguous();
+  return batch;
+}
+
+DreamUpdateReport learn_from_dream_batch(DreamController& controller, torch::optim::Optimizer& optimizer,
+                                         const DreamBatch& batch, const PpoOptions& ppo, std::mt19937_64& rng) {
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t t_len = batch.steps, b = batch.rows, n = t_len * b;
+  DreamUpdateReport report;
+  report.dream_steps = n;
+  report.episodes = batch.episodes;
+  report.mean_return = batch.episodes > 0 ? batch.return_sum / static_cast<double>(batch.episodes) : 0.0;
 
   // GAE per row, with the learner's estimator.
-  const torch::Tensor reward = torch::stack(rewards).contiguous(), value = torch::stack(values).contiguous();
-  const torch::Tensor done = torch::stack(dones).to(torch::kUInt8).contiguous(), boot = bootstrap.contiguous();
-  std::vector<float> adv_all(static_cast<size_t>(t_len * b)), ret_all(adv_all.size());
+  const torch::Tensor reward = batch.reward.to(torch::kFloat).contiguous(), value = batch.value.to(torch::kFloat).contiguous();
+  const torch::Tensor done = batch.done.to(torch::kUInt8).contiguous(), boot = batch.bootstrap.to(torch::kFloat).contiguous();
+  std::vector<float> adv_all(static_cast<size_t>(n)), ret_all(adv_all.size());
   const float* rp = reward.data_ptr<float>();
   const float* vp = value.data_ptr<float>();
   const uint8_t* dp = done.data_ptr<uint8_t>();
+  const float* bp = boot.data_ptr<float>();
+  std::vector<float> r(static_cast<size_t>(t_len)), v(static_cast<size_t>(t_len));
+  std::vector<uint8_t> d(static_cast<size_t>(t_len));
   for (int64_t j = 0; j < b; ++j) {
-    std::vector<float> r(static_cast<size_t>(t_len)), v(static_cast<size_t>(t_len));
-    std::vector<uint8_t> d(static_cast<size_t>(t_len));
     for (int64_t t = 0; t < t_len; ++t) {
       r[static_cast<size_t>(t)] = rp[t * b + j];
       v[static_cast<size_t>(t)] = vp[t * b + j];
       d[static_cast<size_t>(t)] = dp[t * b + j];
     }
-    const GaeResult g = compute_gae(r, v, d, boot[j].item<float>(), static_cast<float>(options_.ppo.gamma),
-                                    static_cast<float>(options_.ppo.gae_lambda));
+    const GaeResult g = compute_gae(r, v, d, bp[j], static_cast<float>(ppo.gamma), static_cast<float>(ppo.gae_lambda));
     for (int64_t t = 0; t < t_len; ++t) {
       adv_all[static_cast<size_t>(t * b + j)] = g.advantages[static_cast<size_t>(t)];
       ret_all[static_cast<size_t>(t * b + j)] = g.returns[static_cast<size_t>(t)];
     }
   }
-  if (options_.ppo.normalize_advantages) normalize_advantages(adv_all);
-  const int64_t n = t_len * b;
-  const torch::Tensor z = torch::cat(zs), h = torch::cat(hs), mask = torch::cat(masks), action = torch::cat(actions),
-                      old_log_prob = torch::cat(log_probs), advantages = torch::tensor(adv_all),
-                      returns = torch::tensor(ret_all);
-  PpoCoefficients coefficients{options_.ppo.clip, options_.ppo.value_coef, options_.ppo.entropy_coef};
+  if (ppo.normalize_advantages) normalize_advantages(adv_all);
+  const torch::Tensor advantages = torch::tensor(adv_all), returns = torch::tensor(ret_all);
+  PpoCoefficients coefficients{ppo.clip, ppo.value_coef, ppo.entropy_coef};
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::iota(order.begin(), order.end(), 0);
-  const int64_t minibatch = std::max<int32_t>(1, options_.ppo.minibatch_size);
+  const int64_t minibatch = std::max<int32_t>(1, ppo.minibatch_size);
   int64_t minibatches = 0;
-  for (int32_t epoch = 0; epoch < options_.ppo.epochs; ++epoch) {
-    std::shuffle(order.begin(), order.end(), rng_);
+  for (int32_t epoch = 0; epoch < ppo.epochs; ++epoch) {
+    std::shuffle(order.begin(), order.end(), rng);
     for (int64_t i = 0; i < n; i += minibatch) {
       const int64_t len = std::min(minibatch, n - i);
       const torch::Tensor index = torch::tensor(std::vector<int64_t>(order.begin() + i, order.begin() + i + len));
-      const ControllerOutput out =
-          controller_->forward(z.index_select(0, index), h.index_select(0, index), mask.index_select(0, index));
-      auto [log_prob, entropy] = log_prob_and_entropy(out.logits, action.index_select(0, index));
-      const PpoLoss loss = ppo_loss(log_prob, old_log_prob.index_select(0, index), advantages.index_select(0, index),
+      const ControllerOutput out = controller->forward(batch.z.index_select(0, index), batch.h.index_select(0, index),
+                                                       batch.mask.index_select(0, index));
+      auto [log_prob, entropy] = log_prob_and_entropy(out.logits, batch.action.index_select(0, index));
+      const PpoLoss loss = ppo_loss(log_prob, batch.log_prob.index_select(0, index), advantages.index_select(0, index),
                                     out.value, returns.index_select(0, index), entropy, coefficients);
       if (!std::isfinite(loss.total.item<double>())) continue;
-      optimizer_->zero_grad();
+      optimizer.zero_grad();
       loss.total.backward();
-      torch::nn::utils::clip_grad_norm_(controller_->parameters(), options_.ppo.max_grad_norm);
-      optimizer_->step();
+      torch::nn::utils::clip_grad_norm_(controller->parameters(), ppo.max_grad_norm);
+      optimizer.step();
       report.policy_loss += loss.policy;
       report.value_loss += loss.value;
       report.entropy += loss.entropy;
@@ -124,6 +134,14 @@ DreamUpdateReport DreamTrainer::update() {
     report.approx_kl *= k;
     report.clip_fraction *= k;
   }
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+DreamUpdateReport DreamTrainer::update() {
+  const auto start = std::chrono::steady_clock::now();
+  const DreamBatch batch = collect_dream_batch(env_, controller_, options_.horizon, generator_);
+  DreamUpdateReport report = learn_from_dream_batch(controller_, *optimizer_, batch, options_.ppo, rng_);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

@@ -29,6 +29,31 @@ struct DreamUpdateReport {
   double seconds = 0;
 };
 
+// T steps of B dream rows, flattened step-major (row j's step t is entry
+// t * B + j): what PPO needs of each step. Made by an in-process trainer or
+// a dream actor (then it travels as a DreamTrajectoryMessage,
+// worldmodel/dream_message.h).
+struct DreamBatch {
+  int64_t rows = 0, steps = 0;
+  torch::Tensor z, h;       // [T*B, D], [T*B, H]
+  torch::Tensor mask;       // [T*B, V+1] bool
+  torch::Tensor action;     // [T*B] int64
+  torch::Tensor log_prob, value, reward;  // [T*B] float
+  torch::Tensor done;       // [T*B] bool
+  torch::Tensor bootstrap;  // [B]: the value after the last step
+  int64_t episodes = 0;     // dream episodes that ended in it
+  double return_sum = 0;    // their predicted reductions, summed
+};
+
+// `horizon` steps of every row of `env`, actions sampled from the controller.
+DreamBatch collect_dream_batch(DreamEnv& env, DreamController& controller, int32_t horizon, torch::Generator& generator);
+
+// PPO's epochs over one batch (GAE per row with the learner's estimator).
+// Fills the report's losses; dream_steps, episodes and mean_return come
+// from the batch.
+DreamUpdateReport learn_from_dream_batch(DreamController& controller, torch::optim::Optimizer& optimizer,
+                                         const DreamBatch& batch, const PpoOptions& ppo, std::mt19937_64& rng);
+
 class DreamTrainer {
  public:
   // `starts` [S, E]: see DreamEnv.

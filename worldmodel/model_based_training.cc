@@ -25,10 +25,9 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
   // arrives: the MDN-RNN keeps its weights across rounds, so a reshuffle
   // would hold out episodes it has already learned.
   std::vector<WorldEpisode> data, held_out;
-  const int64_t hold_every = std::max<int64_t>(2, std::llround(1.0 / options.holdout));
   int64_t arrived = 0;
   auto add = [&](WorldEpisode episode) {
-    (++arrived % hold_every == 0 ? held_out : data).push_back(std::move(episode));
+    (held_out_on_arrival(++arrived, options.holdout) ? held_out : data).push_back(std::move(episode));
   };
   ModelBasedResult result;
   int64_t real_steps = 0, dream_steps = 0;

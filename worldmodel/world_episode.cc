@@ -156,6 +156,22 @@ void split_episodes(const std::vector<WorldEpisode>& all, double holdout_fractio
   for (size_t i = 0; i < all.size(); ++i) (is_held[i] ? held_out : train).push_back(all[i]);
 }
 
+bool held_out_on_arrival(int64_t arrival, double holdout_fraction) {
+  if (!(holdout_fraction > 0 && holdout_fraction < 1)) throw UsageError("the held-out fraction must be in (0, 1)");
+  const int64_t every = std::max<int64_t>(2, std::llround(1.0 / holdout_fraction));
+  return arrival % every == 0;
+}
+
+void split_episodes_by_arrival(const std::vector<WorldEpisode>& all, double holdout_fraction,
+                               std::vector<WorldEpisode>& train, std::vector<WorldEpisode>& held_out) {
+  train.clear();
+  held_out.clear();
+  // A run learns from whole episodes only; a store's unfinished ones train.
+  int64_t arrival = 0;
+  for (const WorldEpisode& e : all)
+    (e.complete() && held_out_on_arrival(++arrival, holdout_fraction) ? held_out : train).push_back(e);
+}
+
 int64_t count_steps(const std::vector<WorldEpisode>& episodes) {
   int64_t n = 0;
   for (const WorldEpisode& e : episodes) n += static_cast<int64_t>(e.steps.size());

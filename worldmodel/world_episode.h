@@ -97,6 +97,15 @@ class XferVocabulary {
 void split_episodes(const std::vector<WorldEpisode>& all, double holdout_fraction, uint64_t seed,
                     std::vector<WorldEpisode>& train, std::vector<WorldEpisode>& held_out);
 
+// The split of a model-based run, which learns while episodes arrive: the
+// k-th episode to arrive (k = 1, 2, ...) is held out when k is a multiple
+// of round(1 / fraction) (at least 2), for good. Offline training with the
+// same rule over a store (in store order, counting whole episodes only)
+// holds out the same episodes.
+bool held_out_on_arrival(int64_t arrival, double holdout_fraction);
+void split_episodes_by_arrival(const std::vector<WorldEpisode>& all, double holdout_fraction,
+                               std::vector<WorldEpisode>& train, std::vector<WorldEpisode>& held_out);
+
 int64_t count_steps(const std::vector<WorldEpisode>& episodes);
 
 }  // namespace graphworld

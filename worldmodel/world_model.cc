@@ -451,7 +451,11 @@ WorldModelAccuracy WorldModel::evaluate(const std::vector<WorldEpisode>& episode
   return a;
 }
 
-void WorldModel::save(const std::string& path) const {
+void WorldModel::save(const std::string& path) const { write_checked_file(path, kWorldModelKind, to_bytes()); }
+
+WorldModel WorldModel::load(const std::string& path) { return from_bytes(read_checked_file(path, kWorldModelKind), path); }
+
+std::string WorldModel::to_bytes() const {
   const Impl& m = *impl_;
   torch::serialize::OutputArchive archive;
   archive.write("format", torch::tensor(kWorldModelFormat));
@@ -467,11 +471,10 @@ void WorldModel::save(const std::string& path) const {
   m.rnn->save(rnn);
   archive.write("encoder", encoder);
   archive.write("rnn", rnn);
-  write_checked_file(path, kWorldModelKind, archive_to_bytes(archive));
+  return archive_to_bytes(archive);
 }
 
-WorldModel WorldModel::load(const std::string& path) {
-  const std::string payload = read_checked_file(path, kWorldModelKind);
+WorldModel WorldModel::from_bytes(const std::string& payload, const std::string& path) {
   torch::serialize::InputArchive archive;
   archive_from_bytes(archive, payload, path);
   const int64_t format = read_tensor(archive, "format", path).item<int64_t>();

@@ -98,6 +98,10 @@ class WorldModel {
   // FormatError naming the file and what is wrong (not a world model,
   // damaged, an unknown version).
   static WorldModel load(const std::string& path);
+  // The same without the file (a model-based run's parameters carry it);
+  // `what` names the source in errors.
+  std::string to_bytes() const;
+  static WorldModel from_bytes(const std::string& bytes, const std::string& what);
 
   const WorldModelConfig& config() const;
   const XferVocabulary& vocabulary() const;

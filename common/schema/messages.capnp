@@ -22,6 +22,7 @@ struct Message {
     metrics @7 :Metrics;
     receipt @8 :Receipt;
     costEntry @9 :CostEntry;
+    dreamTrajectory @10 :DreamTrajectory;
   }
 }
 
@@ -143,4 +144,30 @@ struct CompactObservation {
   locationCounts @12 :Data;  # int32, one per entry of locationXfers
   nodeBegin @13 :Data;       # int32 [locations + 1]
   matchNodes @14 :Data;      # int32, node indices
+}
+
+# A dream actor's rollout (worldmodel/, model-based runs): `steps` steps of
+# `rows` dream environments inside one world model, step-major (entry
+# t * rows + j is row j's step t). What the controller saw (z, the LSTM's h,
+# its action mask over the world model's rules plus NO-OP), what it did and
+# what the dream answered. No graph is involved.
+struct DreamTrajectory {
+  worldModel @0 :Int64;        # the world model's generation (the learner refuses other ones)
+  rows @1 :UInt32;
+  steps @2 :UInt32;
+  latentDim @3 :UInt32;
+  hiddenDim @4 :UInt32;
+  actions @5 :UInt32;          # the world model's rules + 1 (NO-OP last)
+  z @6 :Data;                  # float32 [steps * rows * latentDim]
+  h @7 :Data;                  # float32 [steps * rows * hiddenDim]
+  mask @8 :Data;               # uint8 [steps * rows * actions]
+  action @9 :Data;             # int32 [steps * rows]
+  logProb @10 :Data;           # float32 [steps * rows]
+  value @11 :Data;             # float32 [steps * rows]
+  reward @12 :Data;            # float32 [steps * rows]
+  done @13 :Data;              # uint8 [steps * rows]
+  bootstrap @14 :Data;         # float32 [rows]: the value after the last step
+  episodes @15 :UInt64;        # dream episodes that ended in it
+  returnSum @16 :Float64;      # the sum of their predicted reductions (percent)
+  parametersFrom @17 :UInt64;  # the incarnation of the learner whose parameters acted
 }

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <random>
 
 #include "learner/wire_message.h"
@@ -342,6 +343,100 @@ TEST(ParameterAssembler, ABlobThatDoesNotMatchItsChecksumIsRefusedAndCanBeResent
   EXPECT_EQ(assembler.take(), blob);
   ParameterAssembler limited(1000);
   EXPECT_EQ(limited.add(chunks[0], &why), ParameterAssembler::Outcome::kRefused);
+}
+
+}  // namespace
+}  // namespace graphworld
+
+namespace graphworld {
+namespace {
+
+// A small dream trajectory: 3 rows x 2 steps, z of 4, h of 5, 3 actions
+// (two rules and NO-OP); row 1 cannot use rule 1.
+DreamTrajectoryMessage small_dream() {
+  DreamTrajectoryMessage m;
+  m.world_model = 2;
+  m.rows = 3;
+  m.steps = 2;
+  m.latent_dim = 4;
+  m.hidden_dim = 5;
+  m.actions = 3;
+  const size_t n = 6;
+  for (size_t i = 0; i < n * 4; ++i) m.z.push_back(0.25f * static_cast<float>(i));
+  for (size_t i = 0; i < n * 5; ++i) m.h.push_back(-0.1f * static_cast<float>(i));
+  for (size_t i = 0; i < n; ++i) {
+    const bool row1 = i % 3 == 1;
+    m.mask.insert(m.mask.end(), {1, static_cast<uint8_t>(row1 ? 0 : 1), 1});
+    m.action.push_back(row1 ? 2 : static_cast<int32_t>(i % 2));
+    m.log_prob.push_back(-0.5f - static_cast<float>(i));
+    m.value.push_back(0.1f * static_cast<float>(i));
+    m.reward.push_back(i == 4 ? 1.5f : 0.0f);
+    m.done.push_back(i == 4 ? 1 : 0);
+  }
+  m.bootstrap = {0.5f, -0.5f, 0.0f};
+  m.episodes = 1;
+  m.return_sum = 1.5;
+  m.parameters_from = 0x1234;
+  return m;
+}
+
+Message dream_message(DreamTrajectoryMessage dream) {
+  MessageHeader header;
+  header.run_id = kRun;
+  header.sender_id = 9;
+  header.policy_version = 40;
+  return Message{header, std::move(dream)};
+}
+
+TEST(WireMessage, ADreamTrajectorySurvivesEncodingExactly) {
+  const DreamTrajectoryMessage sent = small_dream();
+  const DecodeResult got = decode(encode_message(dream_message(sent)));
+  ASSERT_TRUE(got.message) << got.error;
+  EXPECT_STREQ(message_kind(got.message->body), "dream trajectory");
+  const auto& d = std::get<DreamTrajectoryMessage>(got.message->body);
+  EXPECT_EQ(d.world_model, 2);
+  EXPECT_EQ(d.dream_steps(), 6);
+  EXPECT_EQ(d.z, sent.z);
+  EXPECT_EQ(d.h, sent.h);
+  EXPECT_EQ(d.mask, sent.mask);
+  EXPECT_EQ(d.action, sent.action);
+  EXPECT_EQ(d.log_prob, sent.log_prob);
+  EXPECT_EQ(d.value, sent.value);
+  EXPECT_EQ(d.reward, sent.reward);
+  EXPECT_EQ(d.done, sent.done);
+  EXPECT_EQ(d.bootstrap, sent.bootstrap);
+  EXPECT_EQ(d.episodes, 1u);
+  EXPECT_EQ(d.return_sum, 1.5);
+  EXPECT_EQ(d.parameters_from, 0x1234u);
+}
+
+TEST(WireMessage, ABrokenDreamTrajectoryIsRefusedSayingWhy) {
+  struct Case {
+    const char* what;
+    std::function<void(DreamTrajectoryMessage&)> ruin;
+    const char* error;
+  };
+  const std::vector<Case> cases = {
+      {"a masked action", [](DreamTrajectoryMessage& m) { m.action[1] = 1; }, "does not allow"},
+      {"an action out of range", [](DreamTrajectoryMessage& m) { m.action[0] = 3; }, "does not allow"},
+      {"a short z column", [](DreamTrajectoryMessage& m) { m.z.pop_back(); }, "dream.z"},
+      {"a NaN value", [](DreamTrajectoryMessage& m) { m.value[2] = std::nanf(""); }, "finite"},
+      {"a positive log-probability", [](DreamTrajectoryMessage& m) { m.log_prob[0] = 0.5f; }, "log-probability"},
+      {"no rows", [](DreamTrajectoryMessage& m) { m.rows = 0; }, "rows"},
+      {"another learner's parameters", [](DreamTrajectoryMessage& m) { m.parameters_from = 7; }, "another learner"},
+  };
+  MessageExpectations e = expectations();
+  e.parameters_from = 0x1234;
+  for (const Case& c : cases) {
+    DreamTrajectoryMessage m = small_dream();
+    c.ruin(m);
+    const DecodeResult got = decode(encode_message(dream_message(m)), e);
+    EXPECT_FALSE(got.message) << c.what;
+    EXPECT_NE(got.error.find(c.error), std::string::npos) << c.what << ": " << got.error;
+  }
+  MessageExpectations small = expectations();
+  small.max_dream_steps = 5;
+  EXPECT_FALSE(decode(encode_message(dream_message(small_dream())), small).message);
 }
 
 }  // namespace

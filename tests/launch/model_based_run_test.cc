@@ -1,0 +1,131 @@
+// A model-based run through the launcher: a learner, one real actor and one
+// dream actor as processes over loopback sockets. Its real reward must rise
+// above the random episodes it started from, every real step must be in
+// the store, and a world model trained offline from that store must score
+// as the run's own one on the same held-out episodes.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/rollout_store.h"
+#include "tests/launch/distributed_test_support.h"
+
+namespace graphworld::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ResNet-18 under the built-in rates: random episodes make it slower (they
+// apply rules that cost), so a rise is the controller's doing. With the
+// controller's learning switched off (ppo.learning_rate=1e-8) its last
+// greedy episode scored -7.1% against the random ones' -5.7%, and the first
+// test fails. A third of the episodes are held out, so the held-out
+// comparison has some 100 steps to score.
+std::string model_based_command(const std::string& run, const std::string& extra = "") {
+  return graphworld_binary() + " train " + source_dir() + "/configs/single_node.yaml --run " + run +
+         " train.graphs=[resnet18] model_based.enabled=true distributed.actors=1 model_based.dream_actors=1"
+         " model_based.rounds=3 model_based.random_episodes=8 model_based.episodes_per_round=2"
+         " model_based.holdout=0.34 " + extra;
+}
+
+struct EpisodeRow {
+  double mean_reduction = 0, round = 0;
+  int64_t episodes = 0;
+};
+
+std::vector<EpisodeRow> rows_with_episodes(const std::string& run) {
+  std::vector<EpisodeRow> rows;
+  std::ifstream in(run + "/metrics.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto episodes = static_cast<int64_t>(number_after(line, "episodes_this_update"));
+    if (episodes > 0) rows.push_back({number_after(line, "mean_episode_reduction_pct"), number_after(line, "round"), episodes});
+  }
+  return rows;
+}
+
+const std::string& shared_run() {
+  static const std::string run = [] {
+    const std::string dir = fresh("model-based-run");
+    std::string out;
+    EXPECT_EQ(run_command(model_based_command(dir), &out), 0) << out;
+    return dir;
+  }();
+  return run;
+}
+
+TEST(ModelBasedRun, RealRewardRisesAboveTheRandomEpisodes) {
+  const std::string& run = shared_run();
+  const std::vector<EpisodeRow> rows = rows_with_episodes(run);
+  ASSERT_GE(rows.size(), 3u) << "expected the random episodes and at least two rounds of controller episodes";
+  // The first row holds the random episodes, the last the final greedy one.
+  const double random = rows.front().mean_reduction, controller = rows.back().mean_reduction;
+  EXPECT_GT(controller, random + 2.0) << "random " << random << "%, trained controller " << controller << "%";
+  EXPECT_GT(controller, 0.0);
+  for (const char* file : {"/world_model.gwworld", "/controller.gwctl", "/rollouts.h5", "/config.yaml"})
+    EXPECT_TRUE(fs::exists(run + file)) << file;
+}
+
+TEST(ModelBasedRun, EveryRealStepIsStoredAndDreamsAreNot) {
+  const std::string& run = shared_run();
+  const std::vector<MetricsRow> metrics = read_metrics(run);
+  ASSERT_FALSE(metrics.empty());
+  const RolloutStoreReader store(run + "/rollouts.h5");
+  EXPECT_EQ(store.steps(), metrics.back().env_steps);
+  std::ifstream in(run + "/metrics.jsonl");
+  std::string line, last;
+  while (std::getline(in, line)) last = line;
+  EXPECT_GT(number_after(last, "dream_steps"), 100000) << last;
+  EXPECT_EQ(number_after(last, "refused_messages"), 0) << last;
+}
+
+TEST(ModelBasedRun, OfflineRetrainingFromTheStoreMatchesTheRunsOwnModel) {
+  const std::string& run = shared_run();
+  const std::string store = run + "/rollouts.h5", offline = scratch_dir() + "/model-based-offline.gwworld";
+  std::string out;
+  ASSERT_EQ(run_command(graphworld_binary() + " worldmodel train --from " + store + " --split arrival --holdout 0.34 -o " +
+                            offline +
+                            " --threads 1",
+                        &out),
+            0)
+      << out;
+  // Both scored on the episodes the run held out while it learned.
+  auto held_out_accuracy = [&](const std::string& model) {
+    std::string json;
+    EXPECT_EQ(run_command(graphworld_binary() + " worldmodel eval " + model + " --from " + store +
+                              " --split arrival --holdout 0.34 --held-out --json --threads 1",
+                          &json),
+              0)
+        << json;
+    return json;
+  };
+  const std::string online = held_out_accuracy(run + "/world_model.gwworld"), retrained = held_out_accuracy(offline);
+  // The stated tolerance: mask F1 and done accuracy within 0.05, reward MAE
+  // within 0.05 pp per step. The run's model learned in rounds (its encoder
+  // on the first round's episodes only) and the offline one at once from all
+  // of them, so they agree to within margins, not to the bit (measured: F1
+  // 0.927 and 0.950, done 0.981 both, MAE 0.050 and 0.068). z NLL is not
+  // compared: two encoders make two latent spaces.
+  EXPECT_GT(number_after(online, "steps"), 50) << online;
+  EXPECT_NEAR(number_after(online, "mask_f1"), number_after(retrained, "mask_f1"), 0.05) << online << "\n" << retrained;
+  EXPECT_NEAR(number_after(online, "done_accuracy"), number_after(retrained, "done_accuracy"), 0.05)
+      << online << "\n" << retrained;
+  EXPECT_NEAR(number_after(online, "reward_mae"), number_after(retrained, "reward_mae"), 0.05) << online << "\n" << retrained;
+  EXPECT_GE(number_after(retrained, "mask_f1"), 0.9) << retrained;
+}
+
+TEST(ModelBasedRun, DreamActorsOnlyJoinModelBasedRunsAndBadKeysAreNamed) {
+  const std::string dir = fresh("model-free-for-dream");
+  std::string out;
+  ASSERT_EQ(run_command(train_command(dir, 256), &out), 0) << out;
+  EXPECT_EQ(run_command(graphworld_binary() + " actor --run " + dir + " --id 5 --dream --wait 1", &out), 2) << out;
+  EXPECT_NE(out.find("model-free run"), std::string::npos) << out;
+  EXPECT_EQ(run_command(model_based_command(fresh("model-based-bad"), "env.max_steps=1000"), &out), 2) << out;
+  EXPECT_NE(out.find("env.max_steps"), std::string::npos) << out;
+  EXPECT_EQ(run_command(model_based_command(fresh("model-based-inline"), "--inline"), &out), 2) << out;
+  EXPECT_NE(out.find("model-based"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace graphworld::testing

@@ -1,0 +1,207 @@
+#include "worldmodel/model_based_actors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "common/error.h"
+#include "learner/rollout.h"
+#include "worldmodel/controller.h"
+#include "worldmodel/dream_message.h"
+#include "worldmodel/dream_trainer.h"
+#include "worldmodel/model_based_parameters.h"
+#include "worldmodel/world_model_modules.h"
+
+namespace graphworld {
+
+namespace {
+
+// The world model and controller of one generation, as an actor holds them.
+struct HeldModels {
+  int64_t generation = 0;
+  std::unique_ptr<WorldModel> model;
+  DreamController controller{nullptr};
+
+  // Takes `p`: a new generation's world model is loaded whole, a new
+  // controller version only replaces the controller.
+  void take(const ModelBasedParameters& p, const std::string& what) {
+    if (p.generation == 0) {
+      generation = 0;
+      model.reset();
+      controller = nullptr;
+      return;
+    }
+    std::unique_ptr<WorldModel> next_model;
+    if (p.generation != generation || !model)
+      next_model = std::make_unique<WorldModel>(WorldModel::from_bytes(p.world_model, what));
+    DreamController next = controller_from_bytes(p.controller, next_model ? *next_model : *model, what);
+    if (next_model) model = std::move(next_model);
+    controller = next;
+    generation = p.generation;
+  }
+};
+
+class RealModelBasedWork final : public ActorWork {
+ public:
+  RealModelBasedWork(std::vector<TrainingGraph> graphs, const RuleMatcher& matcher, CostModel& cost,
+                     RealModelBasedOptions options)
+      : options_(options), rng_(options.seed) {
+    if (graphs.empty()) throw UsageError("a real actor needs at least one training graph");
+    if (options.real_actors < 1 || options.actor_index < 0 || options.actor_index >= options.real_actors)
+      throw UsageError("real actor " + std::to_string(options.actor_index) + " of " +
+                       std::to_string(options.real_actors) + ": no such place");
+    if (options.env.max_steps > options.max_message_steps)
+      throw UsageError("env.max_steps " + std::to_string(options.env.max_steps) + " is longer than one trajectory " +
+                       "message may be (env.num_envs x env.steps_per_env = " +
+                       std::to_string(options.max_message_steps) + "); a model-based run sends whole episodes");
+    for (TrainingGraph& g : graphs) {
+      names_.push_back(g.name);
+      envs_.push_back(std::make_unique<GraphEnv>(std::move(g.graph), matcher, cost, options.env));
+    }
+  }
+
+  void load_parameters(const std::string& blob, int64_t version) override {
+    const std::string what = "model-based parameters of version " + std::to_string(version);
+    ModelBasedParameters p = decode_model_based_parameters(blob, what);
+    models_.take(p, what);
+    // A new round (or a new ask within one) starts this actor's share anew.
+    if (p.round != schedule_.round || p.real_episodes != schedule_.real_episodes) next_share_ = 0;
+    schedule_ = std::move(p);
+    schedule_.world_model.clear();
+    schedule_.controller.clear();
+  }
+
+  bool has_work() const override { return episode_index() < schedule_.real_episodes; }
+
+  std::optional<MessageBody> make(const std::function<bool()>& stop_now) override {
+    const int32_t k = episode_index();
+    ++next_share_;
+    const size_t g = static_cast<size_t>(k) % envs_.size();
+    GraphEnv& env = *envs_[g];
+    const uint64_t seed = rng_();
+    Rollout rollout;
+    RolloutSegment segment;
+    double best_cost = 0;
+    bool stopped = false;
+    auto record = [&](Observation before, Action action, float log_prob, float value, const StepResult& r) {
+      RolloutStep step;
+      step.observation = std::move(before);
+      step.action = action;
+      step.log_prob = log_prob;
+      step.value = value;
+      step.reward = static_cast<float>(r.reward);
+      step.done = r.done;
+      step.graph_index = static_cast<int32_t>(g);
+      step.episode_seed = seed;
+      step.episode_step = static_cast<int32_t>(segment.steps.size());
+      step.cost_ms = r.info.cost_ms;
+      best_cost = segment.steps.empty() ? r.info.cost_ms : std::min(best_cost, r.info.cost_ms);
+      segment.steps.push_back(std::move(step));
+      if (r.done) {
+        EpisodeSummary e;
+        e.graph = names_[g];
+        const double c0 = r.info.initial_cost_ms;
+        e.reduction_pct = c0 > 0 ? 100.0 * (c0 - r.info.cost_ms) / c0 : 0.0;
+        e.best_reduction_pct = c0 > 0 ? 100.0 * (c0 - best_cost) / c0 : 0.0;
+        e.steps = static_cast<int32_t>(segment.steps.size());
+        rollout.episodes.push_back(e);
+      }
+      stopped = stopped || stop_now();
+    };
+    if (!models_.model) {
+      random_episode(env, seed, record);
+    } else {
+      const bool greedy = k < schedule_.greedy_episodes;
+      real_controller_episode(env, static_cast<int32_t>(g), *models_.model, models_.controller, greedy,
+                              schedule_.explore, rng_, seed, record);
+    }
+    if (stopped) return std::nullopt;
+    rollout.segments.push_back(std::move(segment));
+    return MessageBody{std::move(rollout)};
+  }
+
+ private:
+  // The round's episode this actor plays next (over all real actors).
+  int32_t episode_index() const { return options_.actor_index + next_share_ * options_.real_actors; }
+
+  // Before the first world model: a uniformly random allowed rule at its
+  // first location, never NO-OP while a rule applies, so the episodes reach
+  // the depths a trained controller goes to.
+  void random_episode(GraphEnv& env, uint64_t seed, const RealStepCallback& record) {
+    const ActionChooser choose = random_first_location_chooser(0.0);
+    const Observation* observation = &env.reset(seed);
+    while (true) {
+      const Action action = choose(*observation, rng_);
+      int32_t allowed = 0;
+      for (uint8_t bit : observation->xfer_mask) allowed += bit ? 1 : 0;
+      Observation before = compact_observation(*observation, action.xfer);
+      const StepResult r = env.step(action);
+      // NO-OP is allowed too, but the chooser only takes it when nothing else is.
+      const int32_t choices = std::max(1, allowed - (allowed > 1 ? 1 : 0));
+      record(std::move(before), action, -static_cast<float>(std::log(static_cast<double>(choices))), 0.0f, r);
+      if (r.done) break;
+      observation = r.observation;
+    }
+  }
+
+  RealModelBasedOptions options_;
+  std::vector<std::string> names_;
+  std::vector<std::unique_ptr<GraphEnv>> envs_;
+  std::mt19937_64 rng_;
+  HeldModels models_;
+  ModelBasedParameters schedule_;  // without the model bytes
+  int32_t next_share_ = 0;         // episodes of this round's share played
+};
+
+class DreamWork final : public ActorWork {
+ public:
+  explicit DreamWork(DreamActorOptions options)
+      : options_(options), generator_(at::detail::createCPUGenerator(options.seed)) {
+    if (options.rows < 1 || options.horizon < 1) throw UsageError("a dream actor needs rows >= 1 and horizon >= 1");
+  }
+
+  void load_parameters(const std::string& blob, int64_t version) override {
+    const std::string what = "model-based parameters of version " + std::to_string(version);
+    const ModelBasedParameters p = decode_model_based_parameters(blob, what);
+    const int64_t before = models_.generation;
+    models_.take(p, what);
+    dream_ = p.dream && models_.model;
+    if (!models_.model) {
+      env_.reset();
+    } else if (!env_ || models_.generation != before) {
+      // A new world model: its dream starts over from its own real starts.
+      DreamOptions dream;
+      dream.batch = options_.rows;
+      dream.tau = options_.tau;
+      dream.max_steps = std::max(1, models_.model->info().max_steps);
+      dream.seed = options_.seed + static_cast<uint64_t>(models_.generation);
+      env_ = std::make_unique<DreamEnv>(*models_.model, models_.model->impl().starts, dream);
+    }
+  }
+
+  bool has_work() const override { return dream_; }
+
+  std::optional<MessageBody> make(const std::function<bool()>& stop_now) override {
+    if (stop_now()) return std::nullopt;
+    const DreamBatch batch = collect_dream_batch(*env_, models_.controller, options_.horizon, generator_);
+    return MessageBody{dream_batch_to_message(batch, models_.generation)};
+  }
+
+ private:
+  DreamActorOptions options_;
+  torch::Generator generator_;
+  HeldModels models_;
+  std::unique_ptr<DreamEnv> env_;
+  bool dream_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<ActorWork> make_real_model_based_work(std::vector<TrainingGraph> graphs, const RuleMatcher& matcher,
+                                                      CostModel& cost, RealModelBasedOptions options) {
+  return std::make_unique<RealModelBasedWork>(std::move(graphs), matcher, cost, options);
+}
+
+std::unique_ptr<ActorWork> make_dream_work(DreamActorOptions options) { return std::make_unique<DreamWork>(options); }
+
+}  // namespace graphworld

@@ -1,0 +1,46 @@
+#include "worldmodel/model_based_config.h"
+
+#include "common/error.h"
+#include "learner/training_config.h"
+
+namespace graphworld {
+
+ModelBasedOptions model_based_options_from(const Config& config) {
+  const TrainingOptions training = training_options_from(config);
+  ModelBasedOptions o;
+  auto int32 = [&](const char* key) { return static_cast<int32_t>(config.get_int(key)); };
+  o.rounds = int32("model_based.rounds");
+  o.random_episodes = int32("model_based.random_episodes");
+  o.episodes_per_round = int32("model_based.episodes_per_round");
+  o.explore = config.get_double("model_based.explore");
+  o.dream_updates = int32("model_based.dream_updates");
+  o.dream_batch = config.get_int("model_based.dream_rows");
+  o.dream_horizon = int32("model_based.dream_horizon");
+  o.tau = config.get_double("model_based.tau");
+  o.model.latent_dim = config.get_int("model_based.latent_dim");
+  o.model.hidden = config.get_int("model_based.hidden");
+  o.model.components = config.get_int("model_based.components");
+  o.world.encoder_epochs = int32("model_based.encoder_epochs");
+  o.world.epochs = int32("model_based.epochs");
+  o.later_epochs = int32("model_based.later_epochs");
+  o.holdout = config.get_double("model_based.holdout");
+  o.ppo = training.ppo;
+  o.seed = static_cast<uint64_t>(config.get_int("train.seed"));
+  o.ppo.seed = o.seed;
+  return o;
+}
+
+}  // namespace graphworld
+
+namespace graphworld {
+
+void check_model_based_config(const Config& config) {
+  const int64_t max_steps = config.get_int("env.max_steps");
+  const int64_t message_steps = config.get_int("env.num_envs") * config.get_int("env.steps_per_env");
+  if (max_steps > message_steps)
+    throw ConfigError("env.max_steps is " + std::to_string(max_steps) + ", more than env.num_envs x env.steps_per_env (" +
+                      std::to_string(message_steps) + "): a model-based run sends each real episode whole in one "
+                      "message of at most that many steps; raise env.steps_per_env or lower env.max_steps");
+}
+
+}  // namespace graphworld

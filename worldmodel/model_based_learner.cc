@@ -1,0 +1,277 @@
+#include "worldmodel/model_based_learner.h"
+
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <future>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "common/error.h"
+#include "learner/policy_network.h"
+#include "worldmodel/controller.h"
+#include "worldmodel/dream_message.h"
+#include "worldmodel/dream_trainer.h"
+#include "worldmodel/model_based_parameters.h"
+#include "worldmodel/world_model_modules.h"
+
+namespace graphworld {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class ModelBasedLearner final : public LearnerExtension {
+ public:
+  explicit ModelBasedLearner(ModelBasedRunOptions options) : options_(std::move(options)), rng_(options_.agent.seed) {
+    const ModelBasedOptions& a = options_.agent;
+    if (a.rounds < 1 || a.random_episodes < 1 || a.dream_updates < 1 || a.episodes_per_round < 0)
+      throw UsageError("model_based: rounds, random_episodes and dream_updates must be at least 1");
+    if (!(a.holdout > 0 && a.holdout < 1)) throw UsageError("model_based.holdout must lie in (0, 1)");
+    if (!options_.replay) throw UsageError("a model-based learner needs a way to replay real steps");
+    wanted_ = a.random_episodes * static_cast<int32_t>(options_.graphs.size());
+    rebuild_blob();
+  }
+
+  ~ModelBasedLearner() override {
+    if (training_.valid()) training_.wait();
+  }
+
+  int64_t version() const override { return version_; }
+  std::string parameters() const override { return blob_; }
+
+  void take_real(const std::vector<StoredStep>& steps, const std::vector<EpisodeSummary>&) override {
+    for (const StoredStep& step : steps) {
+      std::vector<StoredStep>& open = open_[{step.actor_id, step.env_slot}];
+      // Only whole episodes can be replayed: a step that does not continue
+      // the slot's episode (a restarted actor) starts over or is dropped.
+      if (step.episode_step == 0) {
+        open.clear();
+      } else if (open.empty() || open.back().episode_seed != step.episode_seed ||
+                 open.back().episode_step + 1 != step.episode_step) {
+        open.clear();
+        continue;
+      }
+      open.push_back(step);
+      if (!step.done) continue;
+      const bool counts = open.front().policy_version >= phase_version_;
+      std::vector<WorldEpisode> episodes = episodes_from_stored_steps(open, options_.replay);
+      open.clear();
+      for (WorldEpisode& e : episodes) {
+        if (!e.complete()) continue;
+        real_steps_ += static_cast<int64_t>(e.steps.size());
+        (held_out_on_arrival(++arrived_, options_.agent.holdout) ? held_out_ : data_).push_back(std::move(e));
+        if (counts && (phase_ == Phase::kRandom || phase_ == Phase::kReal)) ++episodes_in_phase_;
+      }
+    }
+  }
+
+  bool take_dream(const DreamTrajectoryMessage& dream, int64_t version) override {
+    if (phase_ != Phase::kDream || dream.world_model != generation_ || version_ - version > options_.max_policy_lag ||
+        version > version_ || dreams_.size() >= 2)
+      return false;
+    try {
+      dreams_.push_back(dream_batch_from_message(dream, *model_));
+    } catch (const UsageError& e) {
+      log(std::string("a dream trajectory was refused: ") + e.what());
+      return false;
+    }
+    return true;
+  }
+
+  bool advance(UpdateReport& report) override {
+    switch (phase_) {
+      case Phase::kRandom:
+        if (episodes_in_phase_ < wanted_) return false;
+        log("round 0: " + std::to_string(episodes_in_phase_) + " random real episodes, " +
+            std::to_string(real_steps_) + " real steps");
+        start_training();
+        return publish(report);
+      case Phase::kTraining:
+        if (training_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+        finish_training(report);
+        return publish(report);
+      case Phase::kDream: {
+        if (dreams_.empty()) return false;
+        const DreamBatch batch = std::move(dreams_.front());
+        dreams_.pop_front();
+        const DreamUpdateReport r = learn_from_dream_batch(controller_, *optimizer_, batch, options_.agent.ppo, rng_);
+        controller_bytes_ = controller_to_bytes(controller_);
+        ++dream_updates_;
+        dream_steps_ += r.dream_steps;
+        if (r.episodes > 0) dream_return_ = r.mean_return;
+        report.stats.samples = r.dream_steps;
+        report.stats.policy_loss = r.policy_loss;
+        report.stats.value_loss = r.value_loss;
+        report.stats.entropy = r.entropy;
+        report.stats.approx_kl = r.approx_kl;
+        report.stats.clip_fraction = r.clip_fraction;
+        report.stats.update_s = r.seconds;
+        if (dream_updates_ >= options_.agent.dream_updates) {
+          if (!options_.controller_path.empty()) save_controller(options_.controller_path, controller_);
+          log("round " + std::to_string(round_) + ": " + std::to_string(dream_updates_) +
+              " controller updates in the dream, mean predicted reduction " + format(dream_return_) + "%");
+          const int32_t graphs = static_cast<int32_t>(options_.graphs.size());
+          const bool last = round_ >= options_.agent.rounds;
+          enter(Phase::kReal, graphs * (1 + (last ? 0 : options_.agent.episodes_per_round)));
+        }
+        return publish(report);
+      }
+      case Phase::kReal:
+        if (episodes_in_phase_ < wanted_) return false;
+        log("round " + std::to_string(round_) + ": " + std::to_string(episodes_in_phase_) +
+            " controller episodes in the real graphs; " + std::to_string(real_steps_) + " real steps so far");
+        if (round_ >= options_.agent.rounds) {
+          enter(Phase::kDone, 0);
+        } else {
+          start_training();
+        }
+        return publish(report);
+      case Phase::kDone:
+        return false;
+    }
+    return false;
+  }
+
+  bool finished() const override { return phase_ == Phase::kDone && !training_.valid(); }
+
+  std::string save_state() const override {
+    std::ostringstream out;
+    out << "round " << round_ << " phase " << static_cast<int>(phase_) << " dream_updates " << dream_updates_
+        << " real_steps " << real_steps_ << "\n";
+    return out.str() + blob_;
+  }
+
+ private:
+  enum class Phase { kRandom, kTraining, kDream, kReal, kDone };
+
+  void log(const std::string& line) const {
+    if (options_.log) options_.log("model-based: " + line);
+  }
+  static std::string format(double x) {
+    std::ostringstream out;
+    out.precision(3);
+    out << std::fixed << x;
+    return out.str();
+  }
+
+  void enter(Phase phase, int32_t wanted) {
+    phase_ = phase;
+    wanted_ = wanted;
+    episodes_in_phase_ = 0;
+    // Real episodes count for this phase only when acted with its parameters.
+    phase_version_ = version_ + 1;
+  }
+
+  // Trains the world model on a copy of the episodes so far, on its own
+  // thread: real steps still arriving go to the next round.
+  void start_training() {
+    ++round_;
+    enter(Phase::kTraining, 0);
+    if (!model_) {
+      WorldModelInfo info;
+      info.max_steps = options_.max_steps;
+      info.feature_version = kObservationFeatureVersion;
+      info.graphs = options_.graphs;
+      info.rule_library_hash = options_.rule_library_hash;
+      model_ = std::make_unique<WorldModel>(options_.agent.model, XferVocabulary::from_episodes(data_, options_.num_xfers),
+                                            info, options_.agent.seed);
+    }
+    WorldModelTrainOptions world = options_.agent.world;
+    world.seed = options_.agent.seed + static_cast<uint64_t>(round_);
+    world.on_epoch = nullptr;
+    if (round_ > 1) {
+      world.encoder_epochs = 0;  // z keeps its meaning under the trained controller
+      world.epochs = options_.agent.later_epochs;
+    }
+    training_started_ = Clock::now();
+    training_ = std::async(std::launch::async, [model = model_.get(), train = data_, held_out = held_out_, world] {
+      model->train(train, held_out, world);
+      model->impl().set_starts(train);
+      model->info().trained_steps = count_steps(train) + count_steps(held_out);
+      return held_out.empty() ? WorldModelAccuracy{} : model->evaluate(held_out);
+    });
+    log("round " + std::to_string(round_) + ": training the world model on " + std::to_string(data_.size()) +
+        " episodes (" + std::to_string(held_out_.size()) + " held out)");
+  }
+
+  void finish_training(UpdateReport& report) {
+    const WorldModelAccuracy accuracy = training_.get();  // rethrows what training threw
+    const double seconds = std::chrono::duration<double>(Clock::now() - training_started_).count();
+    if (!controller_) {
+      controller_ = make_controller(*model_, options_.agent.seed);
+      optimizer_ = std::make_unique<torch::optim::Adam>(controller_->parameters(),
+                                                        torch::optim::AdamOptions(options_.agent.ppo.learning_rate));
+    }
+    ++generation_;
+    world_model_bytes_ = model_->to_bytes();
+    controller_bytes_ = controller_to_bytes(controller_);
+    if (!options_.world_model_path.empty()) model_->save(options_.world_model_path);
+    log("round " + std::to_string(round_) + ": world model " + std::to_string(generation_) + " trained in " +
+        format(seconds) + " s; held out: mask F1 " + format(accuracy.mask_f1) + ", done accuracy " +
+        format(accuracy.done_accuracy) + ", reward MAE " + format(accuracy.reward_mae));
+    report.extra.emplace_back("world_model_s", seconds);
+    report.extra.emplace_back("held_out_mask_f1", accuracy.mask_f1);
+    report.extra.emplace_back("held_out_done_accuracy", accuracy.done_accuracy);
+    report.extra.emplace_back("held_out_reward_mae", accuracy.reward_mae);
+    report.extra.emplace_back("held_out_z_nll", accuracy.z_nll);
+    dream_updates_ = 0;
+    dreams_.clear();
+    enter(Phase::kDream, 0);
+  }
+
+  bool publish(UpdateReport& report) {
+    ++version_;
+    rebuild_blob();
+    report.extra.emplace_back("round", round_);
+    report.extra.emplace_back("world_model_generation", static_cast<double>(generation_));
+    report.extra.emplace_back("dream_updates", dream_updates_);
+    report.extra.emplace_back("dream_steps", static_cast<double>(dream_steps_));
+    report.extra.emplace_back("dream_mean_return_pct", dream_return_);
+    report.extra.emplace_back("world_model_real_steps", static_cast<double>(real_steps_));
+    return true;
+  }
+
+  void rebuild_blob() {
+    ModelBasedParameters p;
+    p.generation = generation_;
+    p.round = round_;
+    if (phase_ == Phase::kRandom || phase_ == Phase::kReal) p.real_episodes = wanted_;
+    if (phase_ == Phase::kReal) p.greedy_episodes = static_cast<int32_t>(options_.graphs.size());
+    p.explore = options_.agent.explore;
+    p.dream = phase_ == Phase::kDream;
+    if (generation_ > 0) {
+      p.world_model = world_model_bytes_;
+      p.controller = controller_bytes_;
+    }
+    blob_ = encode_model_based_parameters(p);
+  }
+
+  ModelBasedRunOptions options_;
+  std::mt19937_64 rng_;  // minibatch order of the controller's updates
+  Phase phase_ = Phase::kRandom;
+  int32_t round_ = 0, wanted_ = 0, episodes_in_phase_ = 0, dream_updates_ = 0;
+  int64_t version_ = 0, phase_version_ = 0, generation_ = 0;
+  int64_t real_steps_ = 0, dream_steps_ = 0, arrived_ = 0;
+  double dream_return_ = 0;
+  std::map<std::pair<uint32_t, int32_t>, std::vector<StoredStep>> open_;  // per (actor, slot): its episode so far
+  // Each episode goes to training or held out once, as it arrives (the
+  // MDN-RNN keeps its weights across rounds).
+  std::vector<WorldEpisode> data_, held_out_;
+  std::unique_ptr<WorldModel> model_;
+  DreamController controller_{nullptr};
+  std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::deque<DreamBatch> dreams_;  // accepted, not yet learned from (at most 2)
+  std::future<WorldModelAccuracy> training_;
+  Clock::time_point training_started_;
+  std::string world_model_bytes_, controller_bytes_, blob_;
+};
+
+}  // namespace
+
+std::unique_ptr<LearnerExtension> make_model_based_learner(ModelBasedRunOptions options) {
+  return std::make_unique<ModelBasedLearner>(std::move(options));
+}
+
+}  // namespace graphworld

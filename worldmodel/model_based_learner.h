@@ -1,0 +1,54 @@
+// A model-based run's learning inside the distributed learner
+// (learner/learner_extension.h). The schedule is the in-process agent's
+// (model_based_training.h), spread over processes:
+//
+//   round 0   real actors play random episodes (model_based.random_episodes
+//             per graph);
+//   then, per round r = 1..model_based.rounds:
+//     train   the world model learns from every real episode so far (the
+//             encoder in round 1 only), on a thread of its own while the
+//             learner keeps answering actors;
+//     dream   dream actors step dream environments with the newest
+//             controller; each of their messages is one PPO update
+//             (model_based.dream_updates per round: the mix of dream to
+//             real experience);
+//     real    real actors play the round's controller episodes: one greedy
+//             per graph, then model_based.episodes_per_round sampled ones
+//             per graph (none in the last round). They measure the
+//             controller and feed the world model.
+//
+// Real steps reach it as stored steps; whole episodes are rebuilt by
+// replay (the same path as offline training from the store). Each phase
+// change and each dream update publishes a new parameter version
+// (model_based_parameters.h) and writes a metrics row.
+//
+// Torch-free header.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "learner/learner_extension.h"
+#include "worldmodel/model_based_training.h"
+#include "worldmodel/world_episode.h"
+
+namespace graphworld {
+
+struct ModelBasedRunOptions {
+  ModelBasedOptions agent;          // rounds, episodes, world-model and dream settings, PPO
+  std::vector<std::string> graphs;  // the run's training graphs
+  int32_t num_xfers = 0;
+  int32_t max_steps = 0;            // env.max_steps
+  std::string rule_library_hash;
+  int64_t max_policy_lag = 4;       // dream trajectories older than this are not learned from
+  ReplayFunction replay;            // rebuilds observations of stored steps
+  std::function<void(const std::string&)> log;  // progress lines
+  std::string world_model_path;     // where each new world model is saved ("" : not saved)
+  std::string controller_path;      // where the controller is saved after each round's dream training ("" : not saved)
+};
+
+std::unique_ptr<LearnerExtension> make_model_based_learner(ModelBasedRunOptions options);
+
+}  // namespace graphworld

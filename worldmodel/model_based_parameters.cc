@@ -1,0 +1,54 @@
+#include "worldmodel/model_based_parameters.h"
+
+#include <sstream>
+
+#include "common/error.h"
+
+namespace graphworld {
+
+namespace {
+constexpr const char* kMagic = "graphworld model-based parameters 1";
+}
+
+// A text header of numbers, then the two byte sections whose sizes it gives.
+std::string encode_model_based_parameters(const ModelBasedParameters& p) {
+  std::ostringstream out;
+  out.precision(17);
+  out << kMagic << "\n"
+      << p.generation << " " << p.round << " " << p.real_episodes << " " << p.greedy_episodes << " " << p.explore
+      << " " << (p.dream ? 1 : 0) << " " << p.world_model.size() << " " << p.controller.size() << "\n";
+  std::string blob = out.str();
+  blob += p.world_model;
+  blob += p.controller;
+  return blob;
+}
+
+ModelBasedParameters decode_model_based_parameters(const std::string& blob, const std::string& what) {
+  const size_t first = blob.find('\n');
+  if (first == std::string::npos || blob.compare(0, first, kMagic) != 0)
+    throw FormatError(what + ": not a model-based run's parameters (the learner and this actor differ in kind "
+                             "or build)");
+  const size_t second = blob.find('\n', first + 1);
+  if (second == std::string::npos) throw FormatError(what + ": the model-based parameters' header is cut short");
+  std::istringstream in(blob.substr(first + 1, second - first - 1));
+  ModelBasedParameters p;
+  int dream = 0;
+  size_t model_bytes = 0, controller_bytes = 0;
+  if (!(in >> p.generation >> p.round >> p.real_episodes >> p.greedy_episodes >> p.explore >> dream >> model_bytes >>
+        controller_bytes) ||
+      p.generation < 0 || p.round < 0 || p.real_episodes < 0 || p.greedy_episodes < 0 || !(p.explore >= 0 && p.explore <= 1) ||
+      (dream != 0 && dream != 1))
+    throw FormatError(what + ": the model-based parameters' header does not read");
+  const size_t body = second + 1;
+  if (blob.size() != body + model_bytes + controller_bytes)
+    throw FormatError(what + ": the model-based parameters hold " + std::to_string(blob.size() - body) +
+                      " bytes of models, their header says " + std::to_string(model_bytes + controller_bytes));
+  if ((p.generation == 0) != (model_bytes == 0) || (model_bytes == 0) != (controller_bytes == 0))
+    throw FormatError(what + ": the model-based parameters' generation and models disagree");
+  p.dream = dream == 1;
+  p.world_model = blob.substr(body, model_bytes);
+  p.controller = blob.substr(body + model_bytes, controller_bytes);
+  return p;
+}
+
+}  // namespace graphworld
