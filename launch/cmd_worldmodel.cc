@@ -234,6 +234,7 @@ int agent(const CliArgs& args) {
   options.rounds = static_cast<int32_t>(args.int_value("--rounds", options.rounds));
   options.random_episodes = static_cast<int32_t>(args.int_value("--random-episodes", options.random_episodes));
   options.episodes_per_round = static_cast<int32_t>(args.int_value("--episodes-per-round", options.episodes_per_round));
+  options.verify_dream_plans = !args.flag("--no-plan-checks");
   options.dream_updates = static_cast<int32_t>(args.int_value("--dream-updates", options.dream_updates));
   options.tau = args.double_value("--tau", options.tau);
   options.seed = static_cast<uint64_t>(args.int_value("--seed", 0));
@@ -351,6 +352,7 @@ Subcommand worldmodel_command() {
                {"--rounds", "", "N", "agent: rounds (default 6)"},
                {"--random-episodes", "", "N", "agent: random episodes per graph first (default 4)"},
                {"--episodes-per-round", "", "N", "agent: controller episodes per graph per round (default 1)"},
+               {"--no-plan-checks", "", "", "agent: do not play the dream's greedy plan in the real graphs each round"},
                {"--dream-updates", "", "N", "agent: PPO updates in the dream per round (default 60)"},
                {"--actions", "", "", "agent: print the rules the greedy controller chose, real and dreamed"},
                {"--json", "", "", "eval, bench, agent: one JSON object"},

@@ -55,6 +55,9 @@ const ConfigSchema& training_config_schema() {
     s.add_int("model_based.episodes_per_round", 1, 0, 100000,
               "sampled controller episodes per graph and round, besides one greedy one (none in the last round)");
     s.add_double("model_based.explore", 0.1, 0.0, 1.0, "chance of a random allowed rule in sampled real episodes");
+    s.add_bool("model_based.verify_plans", true,
+               "each round but the last, also play the dream's greedy plan per graph in the real graph, so the "
+               "world model learns where its dream was wrong");
     s.add_int("model_based.dream_updates", 60, 1, 10000000,
               "controller updates in the dream per round, one per dream actor message (the dream-to-real mix)");
     s.add_int("model_based.dream_rows", 256, 1, 65536, "dream environments a dream actor steps together");

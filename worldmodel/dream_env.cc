@@ -110,7 +110,22 @@ DreamStepResult DreamEnv::step(const torch::Tensor& actions) {
   const MdnRnnOutput out = forward_in_blocks(*model_->rnn, z_, condition, h_, c_);
   DreamStepResult result;
   // NO-OP changes nothing and earns nothing, as in the real environment.
-  result.reward = torch::where(a == v, torch::zeros({b}), out.reward.squeeze(0));
+  // No reward beyond the largest the data showed for the action, and no
+  // rule's own count growing more than the data showed when it was
+  // applied: a controller trained in the dream otherwise learns to repeat
+  // a rule the model wrongly keeps offering and rewarding.
+  torch::Tensor reward = out.reward.squeeze(0);
+  torch::Tensor change = out.location_change.squeeze(0).narrow(1, 0, v);
+  if (model_->reward_max.defined()) {
+    reward = torch::minimum(reward, model_->reward_max.index_select(0, a));
+    const torch::Tensor rule = a.clamp_max(std::max<int64_t>(v - 1, 0)).unsqueeze(1);
+    if (v > 0) {
+      const torch::Tensor own = change.gather(1, rule).squeeze(1);
+      const torch::Tensor capped = torch::where(a < v, torch::minimum(own, model_->self_change_max.index_select(0, rule.squeeze(1))), own);
+      change = change.scatter(1, rule, capped.unsqueeze(1));
+    }
+  }
+  result.reward = torch::where(a == v, torch::zeros({b}), reward);
   h_ = std::get<0>(out.state).squeeze(0);
   c_ = std::get<1>(out.state).squeeze(0);
   GaussianMixture next{out.next_z.logits.squeeze(0), out.next_z.means.squeeze(0), out.next_z.log_sigma.squeeze(0)};
@@ -119,7 +134,7 @@ DreamStepResult DreamEnv::step(const torch::Tensor& actions) {
   // step would swallow a change predicted as -0.4 for ever); a rule is
   // offered only where the mask head and its count agree, and with nothing
   // left to apply the episode ends, as a real one does ("no-match").
-  const torch::Tensor counts = (counts_ + out.location_change.squeeze(0).narrow(1, 0, v)).clamp_min(0.0);
+  const torch::Tensor counts = (counts_ + change).clamp_min(0.0);
   mask_ = out.mask_logits.squeeze(0) > 0;
   mask_.narrow(1, 0, v).logical_and_(counts >= 0.5);
   mask_.select(1, v).fill_(true);

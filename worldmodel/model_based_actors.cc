@@ -76,7 +76,10 @@ class RealModelBasedWork final : public ActorWork {
   std::optional<MessageBody> make(const std::function<bool()>& stop_now) override {
     const int32_t k = episode_index();
     ++next_share_;
-    const size_t g = static_cast<size_t>(k) % envs_.size();
+    // Greedy episodes first, then the dream's plans (one per graph), then sampled ones.
+    const int32_t plan = k - schedule_.greedy_episodes;
+    const bool plan_episode = models_.model && plan >= 0 && plan < static_cast<int32_t>(schedule_.plans.size());
+    const size_t g = static_cast<size_t>(plan_episode ? plan : k) % envs_.size();
     GraphEnv& env = *envs_[g];
     const uint64_t seed = rng_();
     Rollout rollout;
@@ -109,7 +112,12 @@ class RealModelBasedWork final : public ActorWork {
       stopped = stopped || stop_now();
     };
     if (!models_.model) {
-      random_episode(env, seed, record);
+      episode_by(random_first_location_chooser(0.0), env, seed, record);
+    } else if (plan_episode) {
+      episode_by(plan_chooser(schedule_.plans[static_cast<size_t>(plan)]), env, seed,
+                 [&](Observation before, Action action, float, float, const StepResult& r) {
+                   record(std::move(before), action, 0.0f, 0.0f, r);
+                 });
     } else {
       const bool greedy = k < schedule_.greedy_episodes;
       real_controller_episode(env, static_cast<int32_t>(g), *models_.model, models_.controller, greedy,
@@ -124,11 +132,12 @@ class RealModelBasedWork final : public ActorWork {
   // The round's episode this actor plays next (over all real actors).
   int32_t episode_index() const { return options_.actor_index + next_share_ * options_.real_actors; }
 
-  // Before the first world model: a uniformly random allowed rule at its
-  // first location, never NO-OP while a rule applies, so the episodes reach
-  // the depths a trained controller goes to.
-  void random_episode(GraphEnv& env, uint64_t seed, const RealStepCallback& record) {
-    const ActionChooser choose = random_first_location_chooser(0.0);
+  // An episode whose actions `choose` picks: random ones before the first
+  // world model (a uniformly random allowed rule, never NO-OP while one
+  // applies, so the episodes reach the depths a trained controller goes
+  // to), or a dream's plan played in the real graph. The log-probability
+  // reported is the uniform choice's.
+  void episode_by(const ActionChooser& choose, GraphEnv& env, uint64_t seed, const RealStepCallback& record) {
     const Observation* observation = &env.reset(seed);
     while (true) {
       const Action action = choose(*observation, rng_);
@@ -136,7 +145,7 @@ class RealModelBasedWork final : public ActorWork {
       for (uint8_t bit : observation->xfer_mask) allowed += bit ? 1 : 0;
       Observation before = compact_observation(*observation, action.xfer);
       const StepResult r = env.step(action);
-      // NO-OP is allowed too, but the chooser only takes it when nothing else is.
+      // NO-OP is allowed too, but the random choice takes it only when nothing else is.
       const int32_t choices = std::max(1, allowed - (allowed > 1 ? 1 : 0));
       record(std::move(before), action, -static_cast<float>(std::log(static_cast<double>(choices))), 0.0f, r);
       if (r.done) break;

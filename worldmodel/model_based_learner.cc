@@ -114,7 +114,10 @@ class ModelBasedLearner final : public LearnerExtension {
               " controller updates in the dream, mean predicted reduction " + format(dream_return_) + "%");
           const int32_t graphs = static_cast<int32_t>(options_.graphs.size());
           const bool last = round_ >= options_.agent.rounds;
-          enter(Phase::kReal, graphs * (1 + (last ? 0 : options_.agent.episodes_per_round)));
+          plan_dreams();
+          report.extra.emplace_back("dream_greedy_reduction_pct", dream_greedy_);
+          plans_ = last || !options_.agent.verify_dream_plans ? 0 : static_cast<int32_t>(plans_by_graph_.size());
+          enter(Phase::kReal, graphs * (1 + (last ? 0 : options_.agent.episodes_per_round)) + plans_);
         }
         return publish(report);
       }
@@ -154,6 +157,21 @@ class ModelBasedLearner final : public LearnerExtension {
     out.precision(3);
     out << std::fixed << x;
     return out.str();
+  }
+
+  // The dream's greedy episode from each graph's real start, with the
+  // controller just trained: its predicted reduction (the dream's side of
+  // the dream-versus-real gap) and its plan, which real actors play.
+  void plan_dreams() {
+    const std::vector<DreamEpisode> episodes =
+        dream_greedy_episodes(*model_, controller_, model_->impl().starts, options_.agent.tau, options_.agent.seed);
+    plans_by_graph_.clear();
+    double sum = 0;
+    for (const DreamEpisode& e : episodes) {
+      plans_by_graph_.push_back(e.xfers);
+      sum += e.predicted_reduction;
+    }
+    dream_greedy_ = episodes.empty() ? 0.0 : sum / static_cast<double>(episodes.size());
   }
 
   void enter(Phase phase, int32_t wanted) {
@@ -241,6 +259,8 @@ class ModelBasedLearner final : public LearnerExtension {
     if (phase_ == Phase::kReal) p.greedy_episodes = static_cast<int32_t>(options_.graphs.size());
     p.explore = options_.agent.explore;
     p.dream = phase_ == Phase::kDream;
+    if (phase_ == Phase::kReal)
+      p.plans.assign(plans_by_graph_.begin(), plans_by_graph_.begin() + std::min(plans_by_graph_.size(), static_cast<size_t>(plans_)));
     if (generation_ > 0) {
       p.world_model = world_model_bytes_;
       p.controller = controller_bytes_;
@@ -254,7 +274,9 @@ class ModelBasedLearner final : public LearnerExtension {
   int32_t round_ = 0, wanted_ = 0, episodes_in_phase_ = 0, dream_updates_ = 0;
   int64_t version_ = 0, phase_version_ = 0, generation_ = 0;
   int64_t real_steps_ = 0, dream_steps_ = 0, arrived_ = 0;
-  double dream_return_ = 0;
+  double dream_return_ = 0, dream_greedy_ = 0;
+  std::vector<std::vector<int32_t>> plans_by_graph_;  // the dream's greedy plans, per start
+  int32_t plans_ = 0;                                 // how many of them real actors play this round
   std::map<std::pair<uint32_t, int32_t>, std::vector<StoredStep>> open_;  // per (actor, slot): its episode so far
   // Each episode goes to training or held out once, as it arrives (the
   // MDN-RNN keeps its weights across rounds).

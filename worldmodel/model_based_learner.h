@@ -12,10 +12,12 @@
 //             controller; each of their messages is one PPO update
 //             (model_based.dream_updates per round: the mix of dream to
 //             real experience);
-//     real    real actors play the round's controller episodes: one greedy
-//             per graph, then model_based.episodes_per_round sampled ones
-//             per graph (none in the last round). They measure the
-//             controller and feed the world model.
+//     real    real actors play the round's episodes: the controller's
+//             greedy one per graph, the dream's own greedy plan per graph
+//             (model_based.verify_plans), then model_based.episodes_per_round
+//             sampled ones per graph (only the greedy ones in the last
+//             round). They measure the controller, show the world model
+//             where its dream was wrong, and feed it.
 //
 // Real steps reach it as stored steps; whole episodes are rebuilt by
 // replay (the same path as offline training from the store). Each phase

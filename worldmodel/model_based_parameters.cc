@@ -16,7 +16,13 @@ std::string encode_model_based_parameters(const ModelBasedParameters& p) {
   out.precision(17);
   out << kMagic << "\n"
       << p.generation << " " << p.round << " " << p.real_episodes << " " << p.greedy_episodes << " " << p.explore
-      << " " << (p.dream ? 1 : 0) << " " << p.world_model.size() << " " << p.controller.size() << "\n";
+      << " " << (p.dream ? 1 : 0) << " " << p.world_model.size() << " " << p.controller.size() << " " << p.plans.size()
+      << "\n";
+  for (const std::vector<int32_t>& plan : p.plans) {
+    out << plan.size();
+    for (int32_t x : plan) out << " " << x;
+    out << "\n";
+  }
   std::string blob = out.str();
   blob += p.world_model;
   blob += p.controller;
@@ -28,18 +34,33 @@ ModelBasedParameters decode_model_based_parameters(const std::string& blob, cons
   if (first == std::string::npos || blob.compare(0, first, kMagic) != 0)
     throw FormatError(what + ": not a model-based run's parameters (the learner and this actor differ in kind "
                              "or build)");
-  const size_t second = blob.find('\n', first + 1);
-  if (second == std::string::npos) throw FormatError(what + ": the model-based parameters' header is cut short");
-  std::istringstream in(blob.substr(first + 1, second - first - 1));
+  size_t line_end = blob.find('\n', first + 1);
+  if (line_end == std::string::npos) throw FormatError(what + ": the model-based parameters' header is cut short");
+  std::istringstream in(blob.substr(first + 1, line_end - first - 1));
   ModelBasedParameters p;
   int dream = 0;
-  size_t model_bytes = 0, controller_bytes = 0;
+  size_t model_bytes = 0, controller_bytes = 0, plans = 0;
   if (!(in >> p.generation >> p.round >> p.real_episodes >> p.greedy_episodes >> p.explore >> dream >> model_bytes >>
-        controller_bytes) ||
+        controller_bytes >> plans) ||
       p.generation < 0 || p.round < 0 || p.real_episodes < 0 || p.greedy_episodes < 0 || !(p.explore >= 0 && p.explore <= 1) ||
-      (dream != 0 && dream != 1))
+      (dream != 0 && dream != 1) || plans > 100000)
     throw FormatError(what + ": the model-based parameters' header does not read");
-  const size_t body = second + 1;
+  for (size_t i = 0; i < plans; ++i) {
+    const size_t start = line_end + 1;
+    line_end = blob.find('\n', start);
+    if (line_end == std::string::npos) throw FormatError(what + ": the model-based parameters' plans are cut short");
+    std::istringstream plan_in(blob.substr(start, line_end - start));
+    size_t length = 0;
+    std::vector<int32_t> plan;
+    if (!(plan_in >> length) || length > 1000000) throw FormatError(what + ": a dream plan's length does not read");
+    for (size_t k = 0; k < length; ++k) {
+      int32_t x = -1;
+      if (!(plan_in >> x) || x < 0) throw FormatError(what + ": a dream plan's rules do not read");
+      plan.push_back(x);
+    }
+    p.plans.push_back(std::move(plan));
+  }
+  const size_t body = line_end + 1;
   if (blob.size() != body + model_bytes + controller_bytes)
     throw FormatError(what + ": the model-based parameters hold " + std::to_string(blob.size() - body) +
                       " bytes of models, their header says " + std::to_string(model_bytes + controller_bytes));

@@ -4,8 +4,10 @@
 //
 //   generation 0      no world model yet: real actors explore at random
 //   real_episodes N   real actors are wanted for the round's first N real
-//                     episodes (the first `greedy_episodes` greedy, the rest
-//                     sampled with `explore`); 0: real actors wait
+//                     episodes: the first `greedy_episodes` greedy (episode
+//                     k on training graph k % graphs), then one per entry of
+//                     `plans` following that dream plan in the real graph,
+//                     the rest sampled with `explore`; 0: real actors wait
 //   dream             dream actors are wanted (the controller is training)
 //
 // Torch-free.
@@ -13,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace graphworld {
 
@@ -23,6 +26,9 @@ struct ModelBasedParameters {
   int32_t greedy_episodes = 0;  // of which the first this many act greedily
   double explore = 0;           // chance of a random allowed action in sampled episodes
   bool dream = false;           // dream actors wanted
+  // The dream's greedy plan per training graph (xfer ids), to be played in
+  // the real graphs so the world model sees where its dream was wrong.
+  std::vector<std::vector<int32_t>> plans;
   std::string world_model;      // WorldModel::to_bytes(); empty in generation 0
   std::string controller;       // controller_to_bytes(); empty in generation 0
 };

@@ -95,6 +95,12 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
       report.graphs.push_back(std::move(outcome));
       add(std::move(greedy.episode));
       if (round == options.rounds) continue;  // the last round's data would teach nothing more
+      if (options.verify_dream_plans && g < predicted.size()) {
+        std::vector<WorldEpisode> checked =
+            play_episodes(*envs[g], static_cast<int32_t>(g), 1, plan_chooser(predicted[g].xfers), episode_seed++);
+        real_steps += count_steps(checked);
+        for (WorldEpisode& e : checked) add(std::move(e));
+      }
       for (int32_t e = 0; e < options.episodes_per_round; ++e) {
         RealEpisodeResult sampled = real_controller_episode(*envs[g], static_cast<int32_t>(g), *result.model,
                                                             controller, false, options.explore, rng, episode_seed++);

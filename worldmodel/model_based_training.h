@@ -33,6 +33,11 @@ struct ModelBasedOptions {
   int32_t random_episodes = 4;     // per graph, before the first model
   int32_t episodes_per_round = 1;  // per graph, by the controller (besides its greedy evaluation)
   double explore = 0.1;            // chance of a random allowed action in those
+  // Each round (but the last), the dream's own greedy plan per graph is
+  // also played in the real graph, step for step as long as the real graph
+  // allows it: the world model then sees where its dream was wrong, which a
+  // controller acting on real states may never show it.
+  bool verify_dream_plans = true;
   WorldModelConfig model;
   WorldModelTrainOptions world;    // encoder_epochs apply to the first round only
   int32_t later_epochs = 40;       // MDN-RNN epochs in later rounds

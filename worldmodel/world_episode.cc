@@ -1,6 +1,7 @@
 #include "worldmodel/world_episode.h"
 
 #include <algorithm>
+#include <memory>
 #include <cmath>
 #include <map>
 #include <set>
@@ -94,6 +95,16 @@ std::vector<WorldEpisode> play_episodes(GraphEnv& env, int32_t graph_index, int3
     episodes.push_back(std::move(episode));
   }
   return episodes;
+}
+
+ActionChooser plan_chooser(std::vector<int32_t> plan) {
+  auto next = std::make_shared<size_t>(0);
+  return [plan = std::move(plan), next](const Observation& observation, std::mt19937_64&) {
+    const size_t i = (*next)++;
+    if (i < plan.size() && plan[i] >= 0 && plan[i] < observation.num_xfers && observation.xfer_mask[static_cast<size_t>(plan[i])])
+      return Action{plan[i], 0};
+    return Action{observation.num_xfers, 0};
+  };
 }
 
 ActionChooser random_first_location_chooser(double noop_probability) {

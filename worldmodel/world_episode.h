@@ -68,6 +68,11 @@ std::vector<WorldEpisode> play_episodes(GraphEnv& env, int32_t graph_index, int3
 // is allowed). First locations are what the dream controller uses.
 ActionChooser random_first_location_chooser(double noop_probability);
 
+// Follows `plan` (xfer ids, as a dream chose them) at first locations for
+// as long as the real environment allows each; NO-OP at the first step it
+// does not (or when the plan runs out), which ends the episode there.
+ActionChooser plan_chooser(std::vector<int32_t> plan);
+
 // The xfers a world model knows: those allowed somewhere in its training
 // data, ascending. Index i < size() is xfer xfers[i]; index size() is NO-OP.
 // Rules never seen applicable cannot be predicted, so they are left out and

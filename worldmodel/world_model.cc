@@ -20,7 +20,7 @@ namespace {
 static_assert(WorldModelHeadLosses::kRewardWeight == MdnRnnLosses::kRewardWeight);
 
 constexpr const char* kWorldModelKind = "world-model";
-constexpr int64_t kWorldModelFormat = 1;
+constexpr int64_t kWorldModelFormat = 2;  // 2: the data's support (self_change_max, reward_max)
 // The summary's weight in the encoder's reconstruction loss: its entries
 // are small fractions, and the cost ratio among them is what rewards follow.
 constexpr double kSummaryWeight = 10.0;
@@ -191,6 +191,35 @@ void WorldModel::Impl::set_starts(const std::vector<WorldEpisode>& episodes) {
   std::vector<WorldStep> steps;
   for (const auto& [graph, step] : first) steps.push_back(*step);
   if (!steps.empty()) starts = encoder_inputs(steps);
+}
+
+void WorldModel::Impl::set_support(const std::vector<WorldEpisode>& episodes) {
+  const int32_t v = vocabulary.size();
+  constexpr float kUnseen = -std::numeric_limits<float>::infinity();
+  std::vector<float> change(static_cast<size_t>(v), kUnseen), reward(static_cast<size_t>(v) + 1, kUnseen);
+  auto count_of = [](const WorldStep& step, int32_t xfer) {
+    const auto it = std::lower_bound(step.allowed.begin(), step.allowed.end(), xfer);
+    return it != step.allowed.end() && *it == xfer ? static_cast<float>(step.locations[static_cast<size_t>(it - step.allowed.begin())])
+                                                   : 0.0f;
+  };
+  for (const WorldEpisode& e : episodes)
+    for (size_t t = 0; t < e.steps.size(); ++t) {
+      const WorldStep& step = e.steps[t];
+      const int32_t index = vocabulary.index_of(step.xfer);
+      if (index < 0) continue;
+      float& r = reward[static_cast<size_t>(index)];
+      r = std::max(r, step.reward);
+      if (index == v || t + 1 >= e.steps.size()) continue;
+      float& c = change[static_cast<size_t>(index)];
+      c = std::max(c, count_of(e.steps[t + 1], step.xfer) - count_of(step, step.xfer));
+    }
+  for (float& c : change)
+    if (c == kUnseen) c = -1.0f;
+  for (float& r : reward)
+    if (r == kUnseen) r = 0.0f;
+  reward.back() = 0.0f;  // NO-OP
+  self_change_max = torch::tensor(change);
+  reward_max = torch::tensor(reward);
 }
 
 EpisodeBatch WorldModel::Impl::batch(const std::vector<const WorldEpisode*>& episodes) const {
@@ -389,6 +418,7 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
   }
   m.info.trained_steps = count_steps(train);
   m.set_starts(train);
+  m.set_support(train);
 }
 
 WorldModelHeadLosses WorldModel::losses(const std::vector<WorldEpisode>& episodes) const {
@@ -466,6 +496,8 @@ std::string WorldModel::to_bytes() const {
   archive.write("vocabulary", torch::tensor(vocab));
   archive.write("info", bytes_to_tensor(info_text(m.info)));
   archive.write("starts", m.starts.defined() ? m.starts : torch::zeros({0, m.encoder_input_dim()}));
+  archive.write("self_change_max", m.self_change_max.defined() ? m.self_change_max : torch::zeros({0}));
+  archive.write("reward_max", m.reward_max.defined() ? m.reward_max : torch::zeros({0}));
   torch::serialize::OutputArchive encoder, rnn;
   m.encoder->save(encoder);
   m.rnn->save(rnn);
@@ -509,6 +541,15 @@ WorldModel WorldModel::from_bytes(const std::string& payload, const std::string&
   if (starts.dim() != 2 || starts.size(1) != impl->encoder_input_dim())
     throw FormatError(path + ": world model starts have the wrong shape");
   if (starts.size(0) > 0) impl->starts = starts;
+  const torch::Tensor change = read_tensor(archive, "self_change_max", path), reward = read_tensor(archive, "reward_max", path);
+  const int64_t rules = impl->vocabulary.size();
+  if (change.numel() > 0 || reward.numel() > 0) {
+    if (change.dim() != 1 || change.size(0) != rules || reward.dim() != 1 || reward.size(0) != rules + 1 ||
+        !torch::isfinite(change).all().item<bool>() || !torch::isfinite(reward).all().item<bool>())
+      throw FormatError(path + ": the world model's data support has the wrong shape or is not finite");
+    impl->self_change_max = change.to(torch::kFloat);
+    impl->reward_max = reward.to(torch::kFloat);
+  }
   try {
     torch::serialize::InputArchive encoder, rnn;
     archive.read("encoder", encoder);

@@ -75,6 +75,15 @@ struct WorldModel::Impl {
   // Saved with the model.
   torch::Tensor starts;
   void set_starts(const std::vector<WorldEpisode>& episodes);
+  // What the training data supports, which the dream does not go beyond
+  // (a controller trained in the dream hunts for predictions the data never
+  // backed): per vocabulary rule, the largest change of its own location
+  // count seen when it was applied ([V]; -1 for a rule never applied: each
+  // application takes a match), and the largest reward seen for each action
+  // ([V + 1]; 0 for one never taken). Undefined: no clamps. Saved with the
+  // model.
+  torch::Tensor self_change_max, reward_max;
+  void set_support(const std::vector<WorldEpisode>& episodes);
   EpisodeBatch batch(const std::vector<const WorldEpisode*>& episodes) const;
   // The MDN-RNN's per-step input beside z: the mask [.., V] (first, see
   // MdnRnnConfig::mask_leads_action), log(1 + locations) / 4 [.., V] (a

@@ -18,6 +18,7 @@ ModelBasedParameters sample() {
   p.dream = true;
   p.world_model = std::string("model\0bytes\n\n", 13);
   p.controller = "controller";
+  p.plans = {{18, 18, 1275}, {}, {4}};
   return p;
 }
 
@@ -32,6 +33,7 @@ TEST(ModelBasedParameters, RoundTripExactly) {
   EXPECT_TRUE(q.dream);
   EXPECT_EQ(q.world_model, p.world_model);
   EXPECT_EQ(q.controller, p.controller);
+  EXPECT_EQ(q.plans, p.plans);
   ModelBasedParameters first;  // before any world model: no models at all
   first.real_episodes = 4;
   const ModelBasedParameters r = decode_model_based_parameters(encode_model_based_parameters(first), "v0");
