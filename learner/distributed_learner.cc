@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "common/atomic_file.h"
 #include "common/error.h"
@@ -248,18 +249,30 @@ DistributedLearner::DistributedLearner(const Config& config, DistributedLearnerO
                      ", or choose a new folder");
   s.learner = std::make_unique<PpoLearner>(s.options.network, s.options.ppo);
   const std::string store_path = run_dir + "/rollouts.h5";
-  if (resume && s.distributed.make_extension)
-    throw UsageError(run_dir + ": a model-based run cannot be resumed yet; start a new run (its rollout store can "
-                     "train a world model offline: graphworld worldmodel train --from " + store_path + ")");
+  std::optional<CheckpointContents> saved_extension;  // restored once the extension exists
+  std::string saved_from;
+  std::vector<StoredStep> stored_steps;
   if (resume) {
     const std::string path = checkpoint.empty() ? newest_checkpoint(run_dir) : checkpoint;
     const CheckpointContents saved = read_checkpoint(path);
     check_resumable(saved, config, s.distributed.rule_library_hash, s.distributed.num_xfers, path);
-    s.learner->restore_state(saved.learner_state, path);
+    if (s.distributed.make_extension) {
+      saved_extension = saved;
+      saved_from = path;
+    } else {
+      s.learner->restore_state(saved.learner_state, path);
+    }
     s.env_steps = saved.env_steps;
     s.episodes = saved.episodes;
     s.wall_s = saved.wall_s;
-    truncate_metrics(run_dir + "/metrics.jsonl", s.learner->version());
+    truncate_metrics(run_dir + "/metrics.jsonl", saved.updates);
+    // A model-based run rebuilds what it learned from out of the store,
+    // read before the writer takes it over.
+    if (saved_extension && fs::exists(store_path)) {
+      const RolloutStoreReader reader(store_path);
+      stored_steps = reader.read(0, reader.steps());
+    }
+    s.env_steps = std::max<int64_t>(s.env_steps, static_cast<int64_t>(stored_steps.size()));
     s.store = fs::exists(store_path) ? RolloutStoreWriter::resume(store_path, s.distributed.run_id)
                                      : nullptr;
   } else {
@@ -278,6 +291,7 @@ DistributedLearner::DistributedLearner(const Config& config, DistributedLearnerO
       throw;
     }
   }
+  if (saved_extension) s.extension->restore_state(saved_extension->learner_state, stored_steps, saved_from);
   if (!s.store) {
     RolloutStoreInfo info;
     info.run_id = s.distributed.run_id;

@@ -47,8 +47,15 @@ class LearnerExtension {
   virtual bool finished() const = 0;
 
   // What a checkpoint keeps of the extension (world model, controller,
-  // schedule position).
+  // schedule position): a LibTorch archive with a "version" tensor, as
+  // PpoLearner::save_state() (checkpoint readers take the version from it).
   virtual std::string save_state() const = 0;
+
+  // Continues from a checkpoint's save_state(): `stored` is every step of
+  // the run's rollout store, in order (what the extension learned from is
+  // rebuilt from it). FormatError naming `what` when the state is not one.
+  virtual void restore_state(const std::string& state, const std::vector<StoredStep>& stored,
+                             const std::string& what) = 0;
 };
 
 }  // namespace graphworld

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "common/error.h"
-#include "learner/policy_network.h"
+#include "learner/torch_bytes.h"
 #include "worldmodel/controller.h"
 #include "worldmodel/dream_message.h"
 #include "worldmodel/dream_trainer.h"
@@ -21,6 +21,7 @@ namespace graphworld {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr int64_t kStateFormat = 1;
 
 class ModelBasedLearner final : public LearnerExtension {
  public:
@@ -140,10 +141,57 @@ class ModelBasedLearner final : public LearnerExtension {
   bool finished() const override { return phase_ == Phase::kDone && !training_.valid(); }
 
   std::string save_state() const override {
-    std::ostringstream out;
-    out << "round " << round_ << " phase " << static_cast<int>(phase_) << " dream_updates " << dream_updates_
-        << " real_steps " << real_steps_ << "\n";
-    return out.str() + blob_;
+    torch::serialize::OutputArchive archive;
+    archive.write("version", torch::tensor(version_));
+    archive.write("schedule", torch::tensor(std::vector<int64_t>{kStateFormat, round_, static_cast<int64_t>(phase_),
+                                                                 generation_, dream_updates_, dream_steps_}));
+    archive.write("models", bytes_to_tensor(blob_));
+    return archive_to_bytes(archive);
+  }
+
+  // The world model and controller come back as saved; the real episodes
+  // are rebuilt from the store (it may hold steps after the checkpoint:
+  // they are real, so they are kept). A run stopped before its first world
+  // model goes on collecting random episodes; one stopped later redoes its
+  // round from the world model's training (the controller's optimizer
+  // state starts afresh). The version goes on from the saved one.
+  void restore_state(const std::string& state, const std::vector<StoredStep>& stored, const std::string& what) override {
+    torch::serialize::InputArchive archive;
+    archive_from_bytes(archive, state, what + " (model-based learner state)");
+    const torch::Tensor schedule = read_tensor(archive, "schedule", what);
+    if (schedule.numel() != 6 || schedule[0].item<int64_t>() != kStateFormat)
+      throw FormatError(what + ": not a model-based learner state this build reads");
+    const int64_t saved_version = read_tensor(archive, "version", what).item<int64_t>();
+    const auto saved_round = static_cast<int32_t>(schedule[1].item<int64_t>());
+    const auto saved_phase = static_cast<Phase>(schedule[2].item<int64_t>());
+    const ModelBasedParameters p = decode_model_based_parameters(read_bytes(archive, "models", what), what);
+    if (p.generation > 0) {
+      model_ = std::make_unique<WorldModel>(WorldModel::from_bytes(p.world_model, what));
+      controller_ = controller_from_bytes(p.controller, *model_, what);
+      optimizer_ = std::make_unique<torch::optim::Adam>(controller_->parameters(),
+                                                        torch::optim::AdamOptions(options_.agent.ppo.learning_rate));
+      world_model_bytes_ = p.world_model;
+      controller_bytes_ = p.controller;
+    }
+    version_ = saved_version;
+    generation_ = p.generation;
+    dream_steps_ = schedule[5].item<int64_t>();
+    phase_ = Phase::kRandom;
+    phase_version_ = 0;
+    take_real(stored, {});
+    log("resumed in round " + std::to_string(saved_round) + " with " + std::to_string(data_.size() + held_out_.size()) +
+        " real episodes (" + std::to_string(real_steps_) + " steps) rebuilt from the store");
+    if (saved_phase == Phase::kDone) {
+      round_ = saved_round;
+      enter(Phase::kDone, 0);
+    } else if (saved_phase == Phase::kRandom || !model_) {
+      // episodes_in_phase_ counts the random episodes already stored.
+      wanted_ = options_.agent.random_episodes * static_cast<int32_t>(options_.graphs.size());
+    } else {
+      round_ = saved_round - 1;
+      start_training();
+    }
+    rebuild_blob();
   }
 
  private:

@@ -4,6 +4,7 @@
 // the store, and a world model trained offline from that store must score
 // as the run's own one on the same held-out episodes.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <filesystem>
 #include <fstream>
@@ -113,6 +114,30 @@ TEST(ModelBasedRun, OfflineRetrainingFromTheStoreMatchesTheRunsOwnModel) {
       << online << "\n" << retrained;
   EXPECT_NEAR(number_after(online, "reward_mae"), number_after(retrained, "reward_mae"), 0.05) << online << "\n" << retrained;
   EXPECT_GE(number_after(retrained, "mask_f1"), 0.9) << retrained;
+}
+
+TEST(ModelBasedRun, CtrlCStopsItAndAResumeFinishesTheSchedule) {
+  const std::string run = fresh("model-based-resume");
+  const std::string log = scratch_dir() + "/model-based-resume.log";
+  const pid_t launcher = start_background(model_based_command(run), log);
+  // Stop it once the first world model is trained (a row of round 1 after the random episodes).
+  ASSERT_TRUE(wait_for(180, [&] {
+    std::ifstream in(run + "/metrics.jsonl");
+    std::string line;
+    while (std::getline(in, line))
+      if (number_after(line, "world_model_generation") >= 1) return true;
+    return false;
+  })) << read_file(log);
+  ::kill(launcher, SIGINT);
+  ASSERT_TRUE(launcher_ended(launcher, 15)) << read_file(log);
+  std::string out;
+  ASSERT_EQ(run_command(graphworld_binary() + " train --resume " + run, &out), 0) << out;
+  EXPECT_NE(out.find("resumed in round"), std::string::npos) << out;
+  const std::vector<EpisodeRow> rows = rows_with_episodes(run);
+  ASSERT_FALSE(rows.empty()) << out;
+  EXPECT_EQ(rows.back().round, 3) << out;
+  const RolloutStoreReader store(run + "/rollouts.h5");
+  EXPECT_EQ(store.steps(), read_metrics(run).back().env_steps);
 }
 
 TEST(ModelBasedRun, DreamActorsOnlyJoinModelBasedRunsAndBadKeysAreNamed) {
