@@ -169,7 +169,7 @@ struct Actor::Impl {
       policy_version = pending_parameters->first;
       parameters_from = pending_from;
       ++counters.parameter_versions;
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {  // LibTorch and the standard library throw their own
       ++counters.refused_messages;
       std::cerr << "actor " << options.actor_id << ": refused parameters: " << e.what() << "\n";
     }

@@ -95,6 +95,10 @@ int run_actor(const CliArgs& args) {
   std::unique_ptr<ActorWork> work;
   const uint64_t seed = actor_seed(options.collector.seed, actor.actor_id, actor.incarnation);
   if (model_based && dream) {
+    if (id < actors)
+      throw UsageError("dream actor --id " + std::to_string(id) + " is a real actor's number (0 to " +
+                       std::to_string(actors - 1) + " with distributed.actors " + std::to_string(actors) +
+                       "); give dream actors ids from " + std::to_string(actors) + " on");
     DreamActorOptions d;
     d.rows = config.get_int("model_based.dream_rows");
     d.horizon = static_cast<int32_t>(config.get_int("model_based.dream_horizon"));

@@ -44,8 +44,22 @@ int thread_option(const CliArgs& args, int fallback) {
 StoreEpisodes read_stores(const CliArgs& args) {
   const std::string from = args.value_or("--from", "");
   if (from.empty()) throw UsageError("give the rollout stores to read with --from RUN/rollouts.h5[,MORE.h5]");
-  return load_store_episodes(split_comma_list(from),
-                             [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+  StoreEpisodes data = load_store_episodes(split_comma_list(from),
+                                           [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+  // --first-steps N: the first episodes in store order holding N steps, what
+  // a model-based run had when it last trained its model ("trained on N real
+  // steps" in `worldmodel show`), to retrain offline on the same data.
+  if (const int64_t first = args.int_value("--first-steps", 0); first > 0) {
+    int64_t taken = 0;
+    size_t count = 0;
+    while (count < data.episodes.size() && taken < first)
+      taken += static_cast<int64_t>(data.episodes[count++].steps.size());
+    if (taken != first)
+      throw UsageError("the stores' first episodes hold " + std::to_string(taken) + " steps, not --first-steps " +
+                       std::to_string(first) + " (a count that ends an episode)");
+    data.episodes.resize(count);
+  }
+  return data;
 }
 
 void print_accuracy(const WorldModelAccuracy& a, const char* what) {
@@ -334,6 +348,8 @@ Subcommand worldmodel_command() {
                {"--split", "", "KIND", "train, eval --held-out: 'shuffle' (seeded, the default) or 'arrival' (every\n"
                                        "round(1/holdout)-th episode in store order, as a model-based run holds out)"},
                {"--held-out", "", "", "eval: score only the episodes the split holds out"},
+               {"--first-steps", "", "N", "train, eval: only the first episodes in store order, N steps in all (a\n"
+                                          "model-based run's model says how many it learned from)"},
                {"--epochs", "", "N", "train: MDN-RNN epochs (default 100)"},
                {"--encoder-epochs", "", "N", "train: encoder epochs (default 40)"},
                {"--batch", "", "N", "train: episodes per minibatch (default 4)"},

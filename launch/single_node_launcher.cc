@@ -141,9 +141,6 @@ int run_single_node(const SingleNodePlan& plan, const std::function<bool()>& sto
       }
       const auto status = a.process->poll();
       if (!status || stopping || learner_done) continue;
-      // An actor exits 0 only when the learner told it to stop: the learner
-      // is finishing, so nothing is restarted (or reported as a crash).
-      if (WIFEXITED(*status) && WEXITSTATUS(*status) == 0) continue;
       // One that ran for seconds is not crash-looping (a bad config kills an
       // actor within its first second or two): its next restart is prompt.
       if (since(a.started) > 5.0) a.backoff_s = 1.0;

@@ -379,7 +379,8 @@ DreamTrajectoryMessage decode_dream(schema::DreamTrajectory::Reader r, const Mes
     if (a < 0 || static_cast<uint64_t>(a) >= actions || !m.mask[i * actions + static_cast<size_t>(a)])
       invalid("dream trajectory: step " + std::to_string(i) + " took action " + std::to_string(a) +
               ", which its mask does not allow");
-    if (m.log_prob[i] > 1e-4f) invalid("dream trajectory: step " + std::to_string(i) + " has a log-probability above 0");
+    if (m.log_prob[i] > 1e-4f || m.log_prob[i] < -1e3f)
+      invalid("dream trajectory: step " + std::to_string(i) + " has a log-probability outside [-1000, 0]");
     if (m.done[i] > 1) invalid("dream trajectory: step " + std::to_string(i) + " has a done flag other than 0 or 1");
   }
   m.episodes = r.getEpisodes();

@@ -28,17 +28,24 @@ struct HeldModels {
     if (p.generation == 0) {
       generation = 0;
       model.reset();
+      model_bytes.clear();
       controller = nullptr;
       return;
     }
+    // Compared by content: a resumed learner may make another model under
+    // a generation number it had used before.
     std::unique_ptr<WorldModel> next_model;
-    if (p.generation != generation || !model)
+    if (p.generation != generation || !model || p.world_model != model_bytes)
       next_model = std::make_unique<WorldModel>(WorldModel::from_bytes(p.world_model, what));
     DreamController next = controller_from_bytes(p.controller, next_model ? *next_model : *model, what);
-    if (next_model) model = std::move(next_model);
+    if (next_model) {
+      model = std::move(next_model);
+      model_bytes = p.world_model;
+    }
     controller = next;
     generation = p.generation;
   }
+  std::string model_bytes;  // what `model` was loaded from
 };
 
 class RealModelBasedWork final : public ActorWork {
@@ -64,8 +71,8 @@ class RealModelBasedWork final : public ActorWork {
     const std::string what = "model-based parameters of version " + std::to_string(version);
     ModelBasedParameters p = decode_model_based_parameters(blob, what);
     models_.take(p, what);
-    // A new round (or a new ask within one) starts this actor's share anew.
-    if (p.round != schedule_.round || p.real_episodes != schedule_.real_episodes) next_share_ = 0;
+    // A new ask starts this actor's share of the round's episodes anew.
+    if (p.ask != schedule_.ask) next_share_ = 0;
     schedule_ = std::move(p);
     schedule_.world_model.clear();
     schedule_.controller.clear();
@@ -172,12 +179,15 @@ class DreamWork final : public ActorWork {
   void load_parameters(const std::string& blob, int64_t version) override {
     const std::string what = "model-based parameters of version " + std::to_string(version);
     const ModelBasedParameters p = decode_model_based_parameters(blob, what);
-    const int64_t before = models_.generation;
+    const WorldModel* before = models_.model.get();
+    // The dream refers to the model: it goes first, and comes back only
+    // once the new parameters are wholly taken.
+    dream_ = false;
+    if (!p.dream || p.generation == 0 || p.world_model != models_.model_bytes) env_.reset();
     models_.take(p, what);
-    dream_ = p.dream && models_.model;
     if (!models_.model) {
       env_.reset();
-    } else if (!env_ || models_.generation != before) {
+    } else if (!env_ || models_.model.get() != before) {
       // A new world model: its dream starts over from its own real starts.
       DreamOptions dream;
       dream.batch = options_.rows;
@@ -186,6 +196,7 @@ class DreamWork final : public ActorWork {
       dream.seed = options_.seed + static_cast<uint64_t>(models_.generation);
       env_ = std::make_unique<DreamEnv>(*models_.model, models_.model->impl().starts, dream);
     }
+    dream_ = p.dream && models_.model && env_;
   }
 
   bool has_work() const override { return dream_; }

@@ -42,6 +42,16 @@ void check_model_based_config(const Config& config) {
     throw ConfigError("env.max_steps is " + std::to_string(max_steps) + ", more than env.num_envs x env.steps_per_env (" +
                       std::to_string(message_steps) + "): a model-based run sends each real episode whole in one "
                       "message of at most that many steps; raise env.steps_per_env or lower env.max_steps");
+  // A dream message must pass the learner's limits (learner/wire_message.h:
+  // 2^20 steps, 512 MiB), or every one would be refused and the run stall.
+  // Its size: z, h and four numbers per step, and a mask byte per rule.
+  const int64_t dream_steps = config.get_int("model_based.dream_rows") * config.get_int("model_based.dream_horizon");
+  const int64_t bytes_per_step =
+      4 * (config.get_int("model_based.latent_dim") + config.get_int("model_based.hidden") + 4) + 1 + 1276;
+  if (dream_steps > (int64_t{1} << 20) || dream_steps * bytes_per_step > (int64_t{512} << 20))
+    throw ConfigError("model_based.dream_rows x model_based.dream_horizon = " + std::to_string(dream_steps) +
+                      " dream steps per message is more than the learner takes in one (2^20 steps, 512 MiB); "
+                      "lower one of them");
 }
 
 }  // namespace graphworld

@@ -22,6 +22,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int64_t kStateFormat = 1;
+constexpr double kAskAgainS = 120.0;
 
 class ModelBasedLearner final : public LearnerExtension {
  public:
@@ -57,13 +58,24 @@ class ModelBasedLearner final : public LearnerExtension {
       open.push_back(step);
       if (!step.done) continue;
       const bool counts = open.front().policy_version >= phase_version_;
-      std::vector<WorldEpisode> episodes = episodes_from_stored_steps(open, options_.replay);
+      std::vector<WorldEpisode> episodes;
+      try {
+        episodes = episodes_from_stored_steps(open, options_.replay);
+      } catch (const Error& e) {
+        // One episode the replay cannot rebuild (its store and this build
+        // disagree) is dropped, not the run; it is asked for again.
+        ++unreplayable_;
+        log(std::string("a real episode could not be rebuilt and is left out: ") + e.what());
+      }
       open.clear();
       for (WorldEpisode& e : episodes) {
         if (!e.complete()) continue;
         real_steps_ += static_cast<int64_t>(e.steps.size());
         (held_out_on_arrival(++arrived_, options_.agent.holdout) ? held_out_ : data_).push_back(std::move(e));
-        if (counts && (phase_ == Phase::kRandom || phase_ == Phase::kReal)) ++episodes_in_phase_;
+        if (counts && (phase_ == Phase::kRandom || phase_ == Phase::kReal)) {
+          ++episodes_in_phase_;
+          last_counted_ = Clock::now();
+        }
       }
     }
   }
@@ -84,7 +96,7 @@ class ModelBasedLearner final : public LearnerExtension {
   bool advance(UpdateReport& report) override {
     switch (phase_) {
       case Phase::kRandom:
-        if (episodes_in_phase_ < wanted_) return false;
+        if (episodes_in_phase_ < wanted_) return ask_again(report);
         log("round 0: " + std::to_string(episodes_in_phase_) + " random real episodes, " +
             std::to_string(real_steps_) + " real steps");
         start_training();
@@ -123,7 +135,7 @@ class ModelBasedLearner final : public LearnerExtension {
         return publish(report);
       }
       case Phase::kReal:
-        if (episodes_in_phase_ < wanted_) return false;
+        if (episodes_in_phase_ < wanted_) return ask_again(report);
         log("round " + std::to_string(round_) + ": " + std::to_string(episodes_in_phase_) +
             " controller episodes in the real graphs; " + std::to_string(real_steps_) + " real steps so far");
         if (round_ >= options_.agent.rounds) {
@@ -185,8 +197,10 @@ class ModelBasedLearner final : public LearnerExtension {
       round_ = saved_round;
       enter(Phase::kDone, 0);
     } else if (saved_phase == Phase::kRandom || !model_) {
-      // episodes_in_phase_ counts the random episodes already stored.
+      // episodes_in_phase_ counts the random episodes already stored; the
+      // actors are asked afresh (their shares may be lost with the crash).
       wanted_ = options_.agent.random_episodes * static_cast<int32_t>(options_.graphs.size());
+      ++ask_;
     } else {
       round_ = saved_round - 1;
       start_training();
@@ -214,6 +228,10 @@ class ModelBasedLearner final : public LearnerExtension {
     const std::vector<DreamEpisode> episodes =
         dream_greedy_episodes(*model_, controller_, model_->impl().starts, options_.agent.tau, options_.agent.seed);
     plans_by_graph_.clear();
+    if (model_->impl().starts.size(0) != static_cast<int64_t>(options_.graphs.size())) {
+      dream_greedy_ = 0;  // some graph has no real start yet: no plan can be matched to its graph
+      return;
+    }
     double sum = 0;
     for (const DreamEpisode& e : episodes) {
       plans_by_graph_.push_back(e.xfers);
@@ -222,7 +240,24 @@ class ModelBasedLearner final : public LearnerExtension {
     dream_greedy_ = episodes.empty() ? 0.0 : sum / static_cast<double>(episodes.size());
   }
 
+  // Episodes can go missing (an actor restarted mid-episode, a message
+  // refused, an episode the replay could not rebuild, a learner restarted
+  // before its store was flushed): after kAskAgainS without a counted
+  // episode the real actors are asked to play their shares again. Extra
+  // episodes are only more data.
+  bool ask_again(UpdateReport& report) {
+    if (std::chrono::duration<double>(Clock::now() - last_counted_).count() < kAskAgainS) return false;
+    log("round " + std::to_string(round_) + ": " + std::to_string(episodes_in_phase_) + " of " +
+        std::to_string(wanted_) + " real episodes after " + std::to_string(static_cast<int>(kAskAgainS)) +
+        " s without one; asking the real actors again");
+    ++ask_;
+    last_counted_ = Clock::now();
+    return publish(report);
+  }
+
   void enter(Phase phase, int32_t wanted) {
+    ++ask_;
+    last_counted_ = Clock::now();
     phase_ = phase;
     wanted_ = wanted;
     episodes_in_phase_ = 0;
@@ -254,7 +289,11 @@ class ModelBasedLearner final : public LearnerExtension {
     training_started_ = Clock::now();
     training_ = std::async(std::launch::async, [model = model_.get(), train = data_, held_out = held_out_, world] {
       model->train(train, held_out, world);
-      model->impl().set_starts(train);
+      // Dreams start from every graph's real start, held-out episodes
+      // included: row g is training graph g (each had random episodes).
+      std::vector<WorldEpisode> all = train;
+      all.insert(all.end(), held_out.begin(), held_out.end());
+      model->impl().set_starts(all);
       model->info().trained_steps = count_steps(train) + count_steps(held_out);
       return held_out.empty() ? WorldModelAccuracy{} : model->evaluate(held_out);
     });
@@ -296,6 +335,7 @@ class ModelBasedLearner final : public LearnerExtension {
     report.extra.emplace_back("dream_steps", static_cast<double>(dream_steps_));
     report.extra.emplace_back("dream_mean_return_pct", dream_return_);
     report.extra.emplace_back("world_model_real_steps", static_cast<double>(real_steps_));
+    report.extra.emplace_back("unreplayable_episodes", static_cast<double>(unreplayable_));
     return true;
   }
 
@@ -303,6 +343,7 @@ class ModelBasedLearner final : public LearnerExtension {
     ModelBasedParameters p;
     p.generation = generation_;
     p.round = round_;
+    p.ask = ask_;
     if (phase_ == Phase::kRandom || phase_ == Phase::kReal) p.real_episodes = wanted_;
     if (phase_ == Phase::kReal) p.greedy_episodes = static_cast<int32_t>(options_.graphs.size());
     p.explore = options_.agent.explore;
@@ -323,6 +364,8 @@ class ModelBasedLearner final : public LearnerExtension {
   int64_t version_ = 0, phase_version_ = 0, generation_ = 0;
   int64_t real_steps_ = 0, dream_steps_ = 0, arrived_ = 0;
   double dream_return_ = 0, dream_greedy_ = 0;
+  int64_t ask_ = 0, unreplayable_ = 0;
+  Clock::time_point last_counted_ = Clock::now();
   std::vector<std::vector<int32_t>> plans_by_graph_;  // the dream's greedy plans, per start
   int32_t plans_ = 0;                                 // how many of them real actors play this round
   std::map<std::pair<uint32_t, int32_t>, std::vector<StoredStep>> open_;  // per (actor, slot): its episode so far

@@ -15,7 +15,7 @@ std::string encode_model_based_parameters(const ModelBasedParameters& p) {
   std::ostringstream out;
   out.precision(17);
   out << kMagic << "\n"
-      << p.generation << " " << p.round << " " << p.real_episodes << " " << p.greedy_episodes << " " << p.explore
+      << p.generation << " " << p.round << " " << p.ask << " " << p.real_episodes << " " << p.greedy_episodes << " " << p.explore
       << " " << (p.dream ? 1 : 0) << " " << p.world_model.size() << " " << p.controller.size() << " " << p.plans.size()
       << "\n";
   for (const std::vector<int32_t>& plan : p.plans) {
@@ -40,7 +40,7 @@ ModelBasedParameters decode_model_based_parameters(const std::string& blob, cons
   ModelBasedParameters p;
   int dream = 0;
   size_t model_bytes = 0, controller_bytes = 0, plans = 0;
-  if (!(in >> p.generation >> p.round >> p.real_episodes >> p.greedy_episodes >> p.explore >> dream >> model_bytes >>
+  if (!(in >> p.generation >> p.round >> p.ask >> p.real_episodes >> p.greedy_episodes >> p.explore >> dream >> model_bytes >>
         controller_bytes >> plans) ||
       p.generation < 0 || p.round < 0 || p.real_episodes < 0 || p.greedy_episodes < 0 || !(p.explore >= 0 && p.explore <= 1) ||
       (dream != 0 && dream != 1) || plans > 100000)
@@ -61,7 +61,8 @@ ModelBasedParameters decode_model_based_parameters(const std::string& blob, cons
     p.plans.push_back(std::move(plan));
   }
   const size_t body = line_end + 1;
-  if (blob.size() != body + model_bytes + controller_bytes)
+  if (model_bytes > blob.size() - body || controller_bytes > blob.size() - body - model_bytes ||
+      blob.size() != body + model_bytes + controller_bytes)
     throw FormatError(what + ": the model-based parameters hold " + std::to_string(blob.size() - body) +
                       " bytes of models, their header says " + std::to_string(model_bytes + controller_bytes));
   if ((p.generation == 0) != (model_bytes == 0) || (model_bytes == 0) != (controller_bytes == 0))

@@ -22,6 +22,10 @@ namespace graphworld {
 struct ModelBasedParameters {
   int64_t generation = 0;       // the world model's; 0: none yet
   int32_t round = 0;            // 0: the random episodes before the first model
+  // Changes whenever the learner asks its real actors to play their shares
+  // of the round's episodes from the start (a new phase, a resume, or
+  // episodes it waited for in vain).
+  int64_t ask = 0;
   int32_t real_episodes = 0;    // real episodes wanted this round (over all real actors)
   int32_t greedy_episodes = 0;  // of which the first this many act greedily
   double explore = 0;           // chance of a random allowed action in sampled episodes

@@ -57,7 +57,11 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
       world.epochs = options.later_epochs;
     }
     result.model->train(data, held_out, world);
-    result.model->impl().set_starts(data);
+    // Dreams start from every graph's real start, held-out episodes
+    // included: row g is graph g (each had random episodes).
+    std::vector<WorldEpisode> all = data;
+    all.insert(all.end(), held_out.begin(), held_out.end());
+    result.model->impl().set_starts(all);
 
     if (!trainer) {
       controller = make_controller(*result.model, options.seed);

@@ -422,6 +422,7 @@ TEST(WireMessage, ABrokenDreamTrajectoryIsRefusedSayingWhy) {
       {"a short z column", [](DreamTrajectoryMessage& m) { m.z.pop_back(); }, "dream.z"},
       {"a NaN value", [](DreamTrajectoryMessage& m) { m.value[2] = std::nanf(""); }, "finite"},
       {"a positive log-probability", [](DreamTrajectoryMessage& m) { m.log_prob[0] = 0.5f; }, "log-probability"},
+      {"a vanishing probability", [](DreamTrajectoryMessage& m) { m.log_prob[3] = -5000.0f; }, "log-probability"},
       {"no rows", [](DreamTrajectoryMessage& m) { m.rows = 0; }, "rows"},
       {"another learner's parameters", [](DreamTrajectoryMessage& m) { m.parameters_from = 7; }, "another learner"},
   };
