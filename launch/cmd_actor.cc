@@ -49,6 +49,9 @@ int run_actor(const CliArgs& args) {
   install_stop_signals();
   // The learner writes endpoints and run_id once it is listening.
   const auto start = std::chrono::steady_clock::now();
+  if (!fs::exists(run_dir + "/endpoints") || !fs::exists(run_dir + "/run_id"))
+    std::fprintf(stderr, "actor %lld: waiting up to %.0f s for the learner of %s\n", static_cast<long long>(id), wait_s,
+                 run_dir.c_str());
   while (!fs::exists(run_dir + "/endpoints") || !fs::exists(run_dir + "/run_id")) {
     if (stop_requested()) return 0;
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > wait_s)

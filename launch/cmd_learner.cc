@@ -84,12 +84,14 @@ int run_learner(const CliArgs& args) {
   }
   DistributedLearner learner(run.config, options, run.run_dir, run.resume, args.value_or("--checkpoint", ""));
   write_file_atomically(run.run_dir + "/run_id", options.run_id + "\n");
+  // Before the ready file: a learner started in the background ignores
+  // Ctrl-C until its handler is in, and whoever waits for the file may send it.
+  install_stop_signals();
   // The launcher starts actors once this exists.
   write_file_atomically(run.run_dir + "/learner.ready", std::to_string(getpid()) + "\n");
   if (!quiet)
     std::fprintf(stderr, "learner: %s run %s (id %s), trajectories at %s\n", run.resume ? "resuming" : "starting",
                  run.run_dir.c_str(), options.run_id.c_str(), learner.endpoints().trajectories.c_str());
-  install_stop_signals();
   Stopwatch since_print;
   const bool model_based = run.config.get_bool("model_based.enabled");
   auto on_update = [&](const UpdateReport& r) {

@@ -185,7 +185,11 @@ TEST(DistributedFaults, EveryProcessStopsWithinTenSecondsWhileItsPeerIsGone) {
     const std::string run = fresh("dist-stop-nolearner");
     std::filesystem::create_directories(run);
     const pid_t actor = start_background(graphworld_binary() + " actor --run " + run + " --id 0", run + ".log");
-    std::this_thread::sleep_for(std::chrono::seconds(2));
+    // A background process ignores SIGINT until it installs its handler:
+    // wait until it says it is waiting (on a loaded machine, starting takes
+    // seconds).
+    ASSERT_TRUE(wait_for(60, [&] { return read_file(run + ".log").find("waiting") != std::string::npos; }))
+        << read_file(run + ".log");
     Stopwatch clock;
     ::kill(actor, SIGINT);
     EXPECT_TRUE(wait_for(10, [&] { return exited(actor); })) << read_file(run + ".log");
