@@ -380,12 +380,9 @@ DreamTrajectoryMessage small_dream() {
   return m;
 }
 
+// The trajectory test's header (this run, a sender, a version), with a dream body.
 Message dream_message(DreamTrajectoryMessage dream) {
-  MessageHeader header;
-  header.run_id = kRun;
-  header.sender_id = 9;
-  header.policy_version = 40;
-  return Message{header, std::move(dream)};
+  return Message{trajectory_message(Rollout{}).header, std::move(dream)};
 }
 
 TEST(WireMessage, ADreamTrajectorySurvivesEncodingExactly) {
