@@ -64,4 +64,37 @@ void write_private_file_atomically(const std::string& path, const std::string& b
   write_with_mode(path, std::string(), bytes, 0600);
 }
 
+void copy_file_atomically(const std::string& from, const std::string& to) {
+  const int in = ::open(from.c_str(), O_RDONLY);
+  if (in < 0) throw Error(from + ": cannot open it to copy to " + to + " (" + std::strerror(errno) + ")");
+  const std::string temp = to + ".tmp";
+  const int out = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (out < 0) {
+    ::close(in);
+    throw Error(to + ": cannot create " + temp + " (" + std::strerror(errno) + ")");
+  }
+  try {
+    std::string block(1 << 20, '\0');
+    while (true) {
+      const ssize_t n = ::read(in, block.data(), block.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw Error(from + ": read failed while copying to " + to + " (" + std::strerror(errno) + ")");
+      if (n == 0) break;
+      write_all(out, block.data(), static_cast<size_t>(n), to);
+    }
+    if (::fsync(out) != 0) throw Error(to + ": fsync failed (" + std::string(std::strerror(errno)) + ")");
+  } catch (...) {
+    ::close(in);
+    ::close(out);
+    std::remove(temp.c_str());
+    throw;
+  }
+  ::close(in);
+  if (::close(out) != 0 || std::rename(temp.c_str(), to.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(temp.c_str());
+    throw Error(to + ": cannot replace it with the copy of " + from + " (" + why + ")");
+  }
+}
+
 }  // namespace graphworld

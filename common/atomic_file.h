@@ -14,5 +14,8 @@ void write_file_atomically(const std::string& path, const std::string& bytes);
 void write_file_atomically(const std::string& path, const std::string& header, const std::string& bytes);
 // The same for secrets: the file is created with mode 0600 (owner only).
 void write_private_file_atomically(const std::string& path, const std::string& bytes);
+// Copies `from` over `to` the same way, in blocks (a rollout store can be
+// gigabytes). Error naming both files if either side fails.
+void copy_file_atomically(const std::string& from, const std::string& to);
 
 }  // namespace graphworld

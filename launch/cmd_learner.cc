@@ -53,6 +53,7 @@ int run_learner(const CliArgs& args) {
   options.bind_host = args.value_or("--bind", "127.0.0.1");
   options.curve = args.flag("--curve") || !is_loopback_host(options.bind_host);
   options.run_id = run_id_of(run.run_dir, run.resume);
+  options.store_dir = args.value_or("--store-dir", "");
   options.num_xfers = static_cast<int32_t>(library.rules.size());
   options.rule_library_hash = rule_library_hash(library);
   // Graph names as the actors will load them (load_training_graphs names them).
@@ -138,6 +139,8 @@ Subcommand learner_command() {
                {"--checkpoint", "", "CKPT", "--resume: continue from this checkpoint instead"},
                {"--bind", "", "HOST", "address to listen on (default 127.0.0.1); any other than loopback turns CURVE on"},
                {"--curve", "", "", "secure the sockets with CURVE keys made into RUN/keys (also on loopback)"},
+               {"--store-dir", "", "DIR", "write the rollout store to DIR (a node's local disk) and copy it to RUN/rollouts.h5 "
+                                          "after each checkpoint and at the end"},
                {"--quiet", "-q", "", "no progress on stderr"},
            }},
           run_learner};

@@ -30,5 +30,6 @@ Subcommand actor_command();
 Subcommand policy_command();
 Subcommand rollouts_command();
 Subcommand worldmodel_command();
+Subcommand launch_command();
 
 }  // namespace graphworld

@@ -21,7 +21,7 @@ const std::vector<graphworld::Subcommand>& all_commands() {
       graphworld::check_command(),    graphworld::zoo_command(),     graphworld::cost_command(),
       graphworld::calibrate_command(), graphworld::rules_command(),  graphworld::env_bench_command(),
       graphworld::train_command(),    graphworld::learner_command(), graphworld::actor_command(),
-      graphworld::policy_command(),   graphworld::rollouts_command(), graphworld::worldmodel_command(),
+      graphworld::policy_command(),   graphworld::rollouts_command(), graphworld::worldmodel_command(), graphworld::launch_command(),
       graphworld::devices_command(),  graphworld::bench_command()};
   return commands;
 }

@@ -49,7 +49,7 @@ int run_single_node(const SingleNodePlan& plan, const std::function<bool()>& sto
     fs::remove(ready, ec);
     std::vector<std::string> argv = {exe};
     argv.insert(argv.end(), args.begin(), args.end());
-    return std::make_unique<ChildProcess>(argv);
+    return std::make_unique<ChildProcess>(plan.wrap_learner ? plan.wrap_learner(argv) : argv);
   };
   // Actors run at a lower priority than the learner: on one machine they
   // share its cores, and the learner's update is the step everything waits
@@ -57,9 +57,10 @@ int run_single_node(const SingleNodePlan& plan, const std::function<bool()>& sto
   // on 2 cores with 2 actors: 599-603 real steps/s at equal priority, 714
   // with the actors at nice 5.
   auto start_actor = [&](int32_t k) {
-    std::vector<std::string> argv{exe, "actor", "--run", plan.run_dir, "--id", std::to_string(k), "--nice", "5"};
+    std::vector<std::string> argv{exe, "actor", "--run", plan.run_dir, "--id", std::to_string(k)};
+    argv.insert(argv.end(), plan.actor_args.begin(), plan.actor_args.end());
     if (k >= plan.actors) argv.push_back("--dream");
-    return std::make_unique<ChildProcess>(argv);
+    return std::make_unique<ChildProcess>(plan.wrap_actor ? plan.wrap_actor(k, argv) : argv);
   };
   auto log = [&](const std::string& line) {
     if (!plan.quiet) std::fprintf(stderr, "launcher: %s\n", line.c_str());
@@ -95,7 +96,7 @@ int run_single_node(const SingleNodePlan& plan, const std::function<bool()>& sto
       stopping = true;
       stop_at = Clock::now();
       log("stopping: the learner writes a final checkpoint and stops the actors");
-      learner->signal(SIGTERM);
+      learner->signal(plan.learner_stop_signal);
     }
     if (!learner_done && !learner_restart_pending) {
       if (const auto status = learner->poll()) {
@@ -104,13 +105,15 @@ int run_single_node(const SingleNodePlan& plan, const std::function<bool()>& sto
           learner_done = true;
           done_at = Clock::now();
           if (!clean) exit_code = 1;
-        } else if (learner_restarts < 3) {
+        } else if (learner_restarts < plan.max_learner_restarts) {
           ++learner_restarts;
           log("the learner ended (" + ChildProcess::describe(*status) + "); restarting it from its last checkpoint");
           learner_restart_pending = true;
           learner_restart_at = Clock::now() + std::chrono::seconds(1);
         } else {
-          log("the learner ended (" + ChildProcess::describe(*status) + ") for the fourth time; giving up");
+          log("the learner ended (" + ChildProcess::describe(*status) + ")" +
+              (plan.max_learner_restarts > 0 ? " after " + std::to_string(learner_restarts) + " restarts" : std::string()) +
+              "; giving up");
           learner_done = true;
           done_at = Clock::now();
           exit_code = 1;
@@ -141,6 +144,13 @@ int run_single_node(const SingleNodePlan& plan, const std::function<bool()>& sto
       }
       const auto status = a.process->poll();
       if (!status || stopping || learner_done) continue;
+      // Exit 0: the learner told it to stop (training is done), and the
+      // learner's own end is about to be seen.
+      if (WIFEXITED(*status) && WEXITSTATUS(*status) == 0) {
+        a.restart_pending = true;
+        a.restart_at = Clock::time_point::max();
+        continue;
+      }
       // One that ran for seconds is not crash-looping (a bad config kills an
       // actor within its first second or two): its next restart is prompt.
       if (since(a.started) > 5.0) a.backoff_s = 1.0;
@@ -154,14 +164,14 @@ int run_single_node(const SingleNodePlan& plan, const std::function<bool()>& sto
     for (ActorSlot& a : actors) any_running = any_running || (!a.restart_pending && a.process->running());
     if ((learner_done || stopping) && !any_running) break;
     // Deadlines: actors get 3 s after the learner is done to hear its stop;
-    // the whole stop takes at most 10 s.
+    // the whole stop takes at most stop_kill_s.
     const double after_done = learner_done ? since(done_at) : 0.0;
     const double after_stop = stopping ? since(stop_at) : 0.0;
-    if (after_done > 3.0 || after_stop > 8.0) {
+    if (after_done > 3.0 || after_stop > plan.stop_grace_s) {
       for (ActorSlot& a : actors)
         if (!a.restart_pending) a.process->signal(SIGTERM);
     }
-    if (after_done > 5.0 || after_stop > 10.0) {
+    if (after_done > 5.0 || after_stop > plan.stop_kill_s) {
       log("killing what is still running");
       learner->signal(SIGKILL);
       for (ActorSlot& a : actors)

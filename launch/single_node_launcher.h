@@ -14,6 +14,7 @@
 // Children run in their own process groups and die with the launcher.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -27,6 +28,20 @@ struct SingleNodePlan {
   int32_t actors = 2;
   int32_t dream_actors = 0;  // model-based runs: 'actor --dream' processes, ids after the real ones
   bool quiet = false;
+
+  // What differs inside a Slurm job (launch/cluster_job.h), where every
+  // process is a job step started through srun:
+  // Each child's command line, as the launcher would run it, to what is
+  // started instead (srun ... followed by it). Empty: started as is.
+  std::function<std::vector<std::string>(std::vector<std::string> argv)> wrap_learner;
+  std::function<std::vector<std::string>(int32_t actor_id, std::vector<std::string> argv)> wrap_actor;
+  std::vector<std::string> actor_args = {"--nice", "5"};  // after 'actor --run RUN --id K'
+  int max_learner_restarts = 3;
+  // The learner is asked to stop with this signal (srun forwards SIGUSR1 to
+  // its task; a SIGTERM would end the step at once).
+  int learner_stop_signal = 15;  // SIGTERM
+  // How long a stop may take before what still runs is terminated, then killed.
+  double stop_grace_s = 8.0, stop_kill_s = 10.0;
 };
 
 // Returns the exit code for `graphworld train`: 0 when training finished

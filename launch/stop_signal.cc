@@ -8,9 +8,12 @@ namespace {
 
 // Lock-free, so safe to set in a signal handler and to read from other threads.
 std::atomic<bool> requested{false};
+std::atomic<int> requested_by{0};
 static_assert(std::atomic<bool>::is_always_lock_free);
+static_assert(std::atomic<int>::is_always_lock_free);
 
 void on_stop_signal(int signal) {
+  requested_by = signal;
   requested = true;
   std::signal(signal, SIG_DFL);
 }
@@ -19,15 +22,20 @@ void on_stop_signal(int signal) {
 
 void install_stop_signals() {
   requested = false;
+  requested_by = 0;
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
+  std::signal(SIGUSR1, on_stop_signal);
 }
 
 void restore_default_signals() {
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
+  std::signal(SIGUSR1, SIG_DFL);
 }
 
 bool stop_requested() { return requested.load(); }
+
+int stop_signal_number() { return requested_by.load(); }
 
 }  // namespace graphworld

@@ -78,6 +78,10 @@ std::unique_ptr<CostModel> training_cost_model(const TrainingOptions& o) {
   return make_cost_model(options);
 }
 
+Config load_training_config(const std::string& config_path, const std::vector<std::string>& overrides) {
+  return with_absolute_paths(load_config(training_config_schema(), config_path, overrides), config_path);
+}
+
 TrainingRun prepare_training_run(const CliArgs& args, const std::string& command) {
   const std::optional<std::string> resume = args.value("--resume");
   std::string config_path;
@@ -98,8 +102,8 @@ TrainingRun prepare_training_run(const CliArgs& args, const std::string& command
   } else if (config_path.empty()) {
     throw UsageError("'graphworld " + command + "' needs a CONFIG file (configs/train.yaml lists every key), or --resume RUN");
   }
-  Config config = load_config(training_config_schema(), config_path, overrides);
-  if (!resume) config = with_absolute_paths(config, config_path);
+  Config config = resume ? load_config(training_config_schema(), config_path, overrides)
+                         : load_training_config(config_path, overrides);
   if (!resume) {
     const std::string stem = fs::path(config_path).stem().string();
     run_dir = args.value_or("--run", "runs/" + stem + "-" + timestamp());

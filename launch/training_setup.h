@@ -28,6 +28,10 @@ struct TrainingRun {
 // [key=value ...]`. UsageError / ConfigError naming what is wrong.
 TrainingRun prepare_training_run(const CliArgs& args, const std::string& command = "train");
 
+// A new run's training config: CONFIG with its overrides, file-valued keys
+// made absolute (found from the working directory or beside CONFIG).
+Config load_training_config(const std::string& config_path, const std::vector<std::string>& overrides);
+
 // A zoo name is its own name; a file is named by its stem. Names are made
 // unique (they name metrics and the files in best/).
 std::vector<TrainingGraph> load_training_graphs(const std::vector<std::string>& specs);

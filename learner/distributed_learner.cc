@@ -24,6 +24,43 @@
 
 namespace graphworld {
 namespace fs = std::filesystem;
+namespace {
+
+// A new run may start in a folder that holds only what `graphworld launch`
+// put there before the job ran: its Slurm files and the run's CURVE keys.
+bool holds_run_files(const std::string& run_dir) {
+  std::error_code ec;
+  if (!fs::exists(run_dir, ec)) return false;
+  for (const auto& entry : fs::directory_iterator(run_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name != "slurm" && name != "keys") return true;
+  }
+  return false;
+}
+
+// The local store of a run kept off the run folder: a new run starts with
+// none (a file left there belongs to another run); a resume keeps a local
+// store of this run (it may hold steps after the last copy), or starts from
+// the run folder's copy.
+void place_local_store(const std::string& local, const std::string& published, const std::string& run_id, bool resume) {
+  bool keep = false;
+  if (resume && fs::exists(local)) {
+    try {
+      keep = RolloutStoreReader(local).info().run_id == run_id;
+    } catch (const Error&) {
+      keep = false;  // unreadable: the copy replaces it
+    }
+  }
+  if (keep) return;
+  std::error_code ec;
+  fs::remove(local, ec);
+  if (resume && fs::exists(published)) {
+    std::cerr << "learner: copying the rollout store " << published << " to " << local << "\n";
+    copy_file_atomically(published, local);
+  }
+}
+
+}  // namespace
 
 struct DistributedLearner::Impl {
   Config config;
@@ -36,6 +73,8 @@ struct DistributedLearner::Impl {
   std::unique_ptr<PpoLearner> learner;
   std::unique_ptr<LearnerExtension> extension;  // a model-based run's learning; null: model-free
   std::unique_ptr<RolloutStoreWriter> store;
+  std::string store_path;      // where the store is written
+  std::string published_path;  // RUN/rollouts.h5 when that is elsewhere (options.store_dir), else empty
   std::unique_ptr<LearnerTransport> transport;
   std::unique_ptr<RunCostTable> cost_table;  // measured/cuda runs: settles what actors' tables lack
   ActorRegistry actors{5.0};
@@ -89,6 +128,19 @@ struct DistributedLearner::Impl {
     c.episodes = episodes;
     c.wall_s = wall_s;
     return write_checkpoint_file(run_dir, version(), c, static_cast<int>(options.keep_checkpoints));
+  }
+
+  // A checkpoint never runs ahead of the store, nor the run folder's copy of
+  // the store behind the checkpoint.
+  std::string checkpoint_with_store() {
+    store->flush();
+    const std::string path = write_checkpoint();
+    publish_store();
+    return path;
+  }
+
+  void publish_store() {
+    if (!published_path.empty()) copy_file_atomically(store_path, published_path);
   }
 
   // Control messages: joins, heartbeats, parameter requests.
@@ -244,11 +296,20 @@ DistributedLearner::DistributedLearner(const Config& config, DistributedLearnerO
   s.expect.max_steps = int64_t{s.options.collector.num_envs} * s.options.collector.steps_per_env;
   s.expect.parameters_from = s.incarnation;
   std::error_code ec;
-  if (!resume && fs::exists(run_dir) && !fs::is_empty(run_dir, ec))
+  if (!resume && holds_run_files(run_dir))
     throw UsageError(run_dir + " already holds files; continue that run with --resume " + run_dir +
                      ", or choose a new folder");
   s.learner = std::make_unique<PpoLearner>(s.options.network, s.options.ppo);
-  const std::string store_path = run_dir + "/rollouts.h5";
+  if (!s.distributed.store_dir.empty() && fs::absolute(s.distributed.store_dir) != fs::absolute(run_dir)) {
+    fs::create_directories(s.distributed.store_dir, ec);
+    if (ec) throw Error(s.distributed.store_dir + ": cannot create the rollout store's folder (" + ec.message() + ")");
+    s.store_path = s.distributed.store_dir + "/rollouts.h5";
+    s.published_path = run_dir + "/rollouts.h5";
+    place_local_store(s.store_path, s.published_path, s.distributed.run_id, resume);
+  } else {
+    s.store_path = run_dir + "/rollouts.h5";
+  }
+  const std::string& store_path = s.store_path;
   std::optional<CheckpointContents> saved_extension;  // restored once the extension exists
   std::string saved_from;
   std::vector<StoredStep> stored_steps;
@@ -380,8 +441,7 @@ TrainingOutcome DistributedLearner::run(const std::function<bool()>& should_stop
       s.add_counters(report);
       append_metrics_row(s.run_dir + "/metrics.jsonl", report);
       if (s.version() % s.options.checkpoint_every == 0) {
-        s.store->flush();
-        outcome.last_checkpoint = s.write_checkpoint();
+        outcome.last_checkpoint = s.checkpoint_with_store();
         checkpointed = s.version();
       }
       if (on_update) on_update(report);
@@ -423,8 +483,7 @@ TrainingOutcome DistributedLearner::run(const std::function<bool()>& should_stop
     // Rows go out before the checkpoint: a resume drops rows after it.
     append_metrics_row(s.run_dir + "/metrics.jsonl", report);
     if (s.learner->version() % s.options.checkpoint_every == 0) {
-      s.store->flush();  // the checkpoint never runs ahead of the store
-      outcome.last_checkpoint = s.write_checkpoint();
+      outcome.last_checkpoint = s.checkpoint_with_store();
       checkpointed = s.learner->version();
     }
     if (on_update) on_update(report);
@@ -447,6 +506,7 @@ TrainingOutcome DistributedLearner::run(const std::function<bool()>& should_stop
   if (acknowledged < told)
     std::cerr << "learner: " << told - acknowledged << " of " << told << " actors did not acknowledge the stop\n";
   s.store->close();
+  s.publish_store();
   outcome.updates = s.version();
   outcome.env_steps = s.env_steps;
   return outcome;

@@ -49,6 +49,12 @@ struct DistributedLearnerOptions {
   // Real trajectories then feed it, dream trajectories are taken, and the
   // run ends when its schedule does or at train.total_env_steps real steps.
   std::function<std::unique_ptr<LearnerExtension>(const std::string& run_dir)> make_extension;
+  // Where the rollout store is written; empty: the run folder. A cluster
+  // learner keeps it on its node's local disk (HDF5's SWMR and file locks
+  // are unreliable on NFS) and copies it to RUN/rollouts.h5 after every
+  // checkpoint and at the end; a resume on a node without the local file
+  // starts from that copy.
+  std::string store_dir;
 };
 
 // Counters beyond PPO's, reported in every metrics row.

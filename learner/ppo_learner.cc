@@ -9,6 +9,7 @@
 #include "common/stopwatch.h"
 #include "learner/gae.h"
 #include "learner/policy_module.h"
+#include "learner/data_parallel_ops.h"
 #include "learner/ppo_loss.h"
 #include "learner/torch_bytes.h"
 
@@ -88,16 +89,20 @@ UpdateStats PpoLearner::update(const std::vector<const Rollout*>& rollouts) {
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::iota(order.begin(), order.end(), 0);
   int64_t minibatches = 0;
+  const int64_t ranks = group_ ? group_->size() : 1, rank = group_ ? group_->rank() : 0;
   for (int32_t epoch = 0; epoch < options_.epochs; ++epoch) {
     std::shuffle(order.begin(), order.end(), shuffle_rng_);
     for (int64_t begin = 0; begin < n; begin += options_.minibatch_size) {
       const int64_t end = std::min(n, begin + options_.minibatch_size);
-      const int64_t m = end - begin;
+      // Data-parallel: this rank's contiguous share [lo, hi) of the minibatch.
+      const int64_t size = end - begin;
+      const int64_t lo = begin + size * rank / ranks, hi = begin + size * (rank + 1) / ranks;
+      const int64_t m = hi - lo;
       std::vector<const Observation*> observations;
       std::vector<Action> actions;
       std::vector<float> old_lp(static_cast<size_t>(m)), adv(static_cast<size_t>(m)), ret(static_cast<size_t>(m));
       for (int64_t k = 0; k < m; ++k) {
-        const auto i = static_cast<size_t>(order[static_cast<size_t>(begin + k)]);
+        const auto i = static_cast<size_t>(order[static_cast<size_t>(lo + k)]);
         observations.push_back(&steps[i]->observation);
         actions.push_back(steps[i]->action);
         old_lp[static_cast<size_t>(k)] = steps[i]->log_prob;
@@ -105,12 +110,32 @@ UpdateStats PpoLearner::update(const std::vector<const Rollout*>& rollouts) {
         ret[static_cast<size_t>(k)] = returns[i];
       }
       adam.zero_grad();
-      const ActionEvaluation e = evaluate_actions(module, observations, actions);
-      const PpoLoss loss = ppo_loss(e.log_prob, torch::from_blob(old_lp.data(), {m}).clone(),
-                                    torch::from_blob(adv.data(), {m}).clone(), e.value,
-                                    torch::from_blob(ret.data(), {m}).clone(), e.entropy,
-                                    PpoCoefficients{options_.clip, options_.value_coef, options_.entropy_coef});
-      loss.total.backward();
+      PpoLoss loss;
+      if (m > 0) {
+        const ActionEvaluation e = evaluate_actions(module, observations, actions);
+        loss = ppo_loss(e.log_prob, torch::from_blob(old_lp.data(), {m}).clone(),
+                        torch::from_blob(adv.data(), {m}).clone(), e.value, torch::from_blob(ret.data(), {m}).clone(),
+                        e.entropy, PpoCoefficients{options_.clip, options_.value_coef, options_.entropy_coef});
+        if (ranks == 1) {
+          loss.total.backward();
+        } else {
+          // Each rank's mean weighted by its share: the ranks' sum is the
+          // whole minibatch's mean, as one learner computes it.
+          (loss.total * (static_cast<double>(m) / static_cast<double>(size))).backward();
+        }
+      }
+      if (ranks > 1) {
+        all_reduce_gradients(*group_, module->parameters());
+        const double share = static_cast<double>(m) / static_cast<double>(size);
+        double sums[5] = {loss.policy * share, loss.value * share, loss.entropy * share, loss.approx_kl * share,
+                          loss.clip_fraction * share};
+        group_->all_reduce_sum(sums, 5);
+        loss.policy = sums[0];
+        loss.value = sums[1];
+        loss.entropy = sums[2];
+        loss.approx_kl = sums[3];
+        loss.clip_fraction = sums[4];
+      }
       const double grad_norm = torch::nn::utils::clip_grad_norm_(module->parameters(), options_.max_grad_norm);
       // A non-finite loss or gradient would poison every parameter (and,
       // through them, every later rollout): the step is skipped and counted.

@@ -19,6 +19,8 @@
 
 namespace graphworld {
 
+class DataParallelGroup;
+
 struct PpoOptions {
   double learning_rate = 3e-4;
   int32_t epochs = 2;
@@ -55,7 +57,13 @@ class PpoLearner {
   int64_t version() const { return version_; }  // updates done so far
 
   // One PPO update on the steps of `rollouts`; version() goes up by one.
+  // With a data-parallel group, every rank calls it on the same rollouts
+  // and evaluates only its share of each minibatch.
   UpdateStats update(const std::vector<const Rollout*>& rollouts);
+
+  // Joins a data-parallel group (learner/data_parallel.h); nullptr leaves
+  // it. The group must outlive the learner's updates.
+  void set_data_parallel(DataParallelGroup* group) { group_ = group; }
 
   std::string save_state() const;
   // Throws FormatError (naming `what`) when the bytes are not a learner state
@@ -69,6 +77,7 @@ class PpoLearner {
   std::unique_ptr<Optimizer> optimizer_;
   std::mt19937_64 shuffle_rng_;
   int64_t version_ = 0;
+  DataParallelGroup* group_ = nullptr;
 };
 
 }  // namespace graphworld

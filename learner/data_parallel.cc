@@ -1,0 +1,116 @@
+#include "learner/data_parallel.h"
+
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/error.h"
+#include "learner/data_parallel_ops.h"
+
+namespace graphworld {
+
+struct DataParallelGroup::Impl {
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+  int32_t rank = 0, size = 1;
+
+  void wait(c10::intrusive_ptr<c10d::Work> work, const char* what) {
+    try {
+      work->wait();
+    } catch (const std::exception& e) {
+      throw Error(std::string("data-parallel learners: ") + what + " failed (" + e.what() +
+                  "); did another learner rank end?");
+    }
+  }
+};
+
+DataParallelOptions parse_rendezvous(const std::string& text, const std::string& flag) {
+  const size_t colon = text.rfind(':');
+  DataParallelOptions o;
+  try {
+    if (colon == std::string::npos || colon == 0) throw std::invalid_argument("no port");
+    const unsigned long port = std::stoul(text.substr(colon + 1));
+    if (port == 0 || port > 65535) throw std::out_of_range("port");
+    o.host = text.substr(0, colon);
+    o.port = static_cast<uint16_t>(port);
+  } catch (const std::exception&) {
+    throw UsageError(flag + " takes HOST:PORT (rank 0's node and a free port), got '" + text + "'");
+  }
+  return o;
+}
+
+DataParallelGroup::DataParallelGroup(const DataParallelOptions& options) : impl_(std::make_unique<Impl>()) {
+  if (options.size < 1 || options.rank < 0 || options.rank >= options.size)
+    throw UsageError("data-parallel learners: rank " + std::to_string(options.rank) + " of " +
+                     std::to_string(options.size) + " is not a rank of the group");
+  impl_->rank = options.rank;
+  impl_->size = options.size;
+  const std::string where = options.host + ":" + std::to_string(options.port);
+  try {
+    c10d::TCPStoreOptions store;
+    store.port = options.port;
+    store.isServer = options.rank == 0;
+    store.numWorkers = static_cast<size_t>(options.size);
+    store.waitWorkers = true;
+    store.timeout = std::chrono::milliseconds(static_cast<int64_t>(options.connect_timeout_s * 1000));
+    impl_->store = c10::make_intrusive<c10d::TCPStore>(options.host, store);
+    auto gloo = c10d::ProcessGroupGloo::Options::create(
+        std::chrono::milliseconds(static_cast<int64_t>(options.collective_timeout_s * 1000)));
+    // GLOO_SOCKET_IFNAME picks the network interface, as in PyTorch.
+    const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
+    gloo->devices.push_back(interface && *interface ? c10d::ProcessGroupGloo::createDeviceForInterface(interface)
+                                                    : c10d::ProcessGroupGloo::createDefaultDevice());
+    impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, options.rank, options.size, gloo);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error("data-parallel learners: rank " + std::to_string(options.rank) + " could not join the group at " +
+                where + " (" + e.what() + "); is rank 0 running there, and the port free?");
+  }
+}
+
+DataParallelGroup::~DataParallelGroup() = default;
+
+int32_t DataParallelGroup::rank() const { return impl_->rank; }
+int32_t DataParallelGroup::size() const { return impl_->size; }
+
+void DataParallelGroup::broadcast_bytes(std::string& bytes) {
+  std::vector<at::Tensor> size = {torch::tensor({static_cast<int64_t>(bytes.size())}, torch::kInt64)};
+  impl_->wait(impl_->group->broadcast(size), "broadcasting a batch's size");
+  const int64_t n = size[0].item<int64_t>();
+  std::vector<at::Tensor> payload = {torch::empty({n}, torch::kUInt8)};
+  if (impl_->rank == 0 && n > 0) std::memcpy(payload[0].data_ptr<uint8_t>(), bytes.data(), static_cast<size_t>(n));
+  if (n > 0) impl_->wait(impl_->group->broadcast(payload), "broadcasting a batch");
+  if (impl_->rank != 0) bytes.assign(reinterpret_cast<const char*>(payload[0].data_ptr<uint8_t>()), static_cast<size_t>(n));
+}
+
+void DataParallelGroup::all_reduce_sum(double* values, size_t count) {
+  std::vector<at::Tensor> t = {torch::from_blob(values, {static_cast<int64_t>(count)}, torch::kFloat64).clone()};
+  impl_->wait(impl_->group->allreduce(t), "summing statistics");
+  std::memcpy(values, t[0].data_ptr<double>(), count * sizeof(double));
+}
+
+void all_reduce_gradients(DataParallelGroup& group, const std::vector<torch::Tensor>& parameters) {
+  std::vector<torch::Tensor> flat;
+  for (const torch::Tensor& p : parameters) {
+    torch::Tensor g = p.grad();
+    flat.push_back(g.defined() ? g.reshape({-1}) : torch::zeros({p.numel()}, p.options()));
+  }
+  std::vector<at::Tensor> buffer = {torch::cat(flat)};
+  group.impl().wait(group.impl().group->allreduce(buffer), "summing gradients");
+  int64_t offset = 0;
+  for (const torch::Tensor& p : parameters) {
+    const int64_t n = p.numel();
+    torch::Tensor summed = buffer[0].narrow(0, offset, n).view(p.sizes());
+    if (p.grad().defined())
+      p.mutable_grad().copy_(summed);
+    else
+      p.mutable_grad() = summed.clone();
+    offset += n;
+  }
+}
+
+}  // namespace graphworld
