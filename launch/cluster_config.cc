@@ -44,6 +44,8 @@ const ConfigSchema& cluster_config_schema() {
     s.add_int("learner.ranks_per_node", 0, 0, 256,
               "learner processes per learner node; 0: one per GPU, or one on a node without GPUs");
     s.add_int("learner.cpus_per_rank", 2, 1, 1024, "CPUs each learner process uses (srun --cpus-per-task)");
+    s.add_int("learner.port", 29400, 1024, 65535,
+              "with several learner ranks: the port on the first learner node where they meet (c10d TCPStore)");
     s.add_string("learner.local_dir", "/tmp",
                  "a folder on the learner node's own disk for the rollout store (copied to the run folder at "
                  "every checkpoint and at the end)");
@@ -107,6 +109,7 @@ ClusterSpec load_cluster_spec(const std::string& path, const std::vector<std::st
                                              std::to_string(spec.gpus_per_node) +
                                              " GPUs (learner.gpus_per_node); give each rank a GPU, or set 0");
   spec.cpus_per_rank = c.get_int("learner.cpus_per_rank");
+  spec.rendezvous_port = c.get_int("learner.port");
   spec.local_dir = c.get_string("learner.local_dir");
   if (spec.local_dir.empty() || !fs::path(spec.local_dir).is_absolute())
     throw fail("learner.local_dir", "must be an absolute folder on the learner node's own disk, got '" + spec.local_dir + "'");
@@ -130,6 +133,10 @@ ClusterSpec load_cluster_spec(const std::string& path, const std::vector<std::st
     if (spec.dream_per_node > 0 && !model_based)
       throw fail("actors.dream_per_node", "is " + std::to_string(spec.dream_per_node) + " but " + spec.training_config +
                                               " is a model-free config (model_based.enabled is false): set it to 0");
+    if (spec.learner_ranks() > 1 && model_based)
+      throw fail("learner.ranks_per_node", "gives " + std::to_string(spec.learner_ranks()) + " learner ranks but " +
+                                               spec.training_config + " trains the model-based agent, which runs one "
+                                               "learner rank: set learner.nodes 1 and learner.ranks_per_node 1");
     if (spec.dream_per_node == 0 && model_based)
       throw fail("actors.dream_per_node", "is 0 but " + spec.training_config +
                                               " trains the model-based agent, whose controller learns from dream actors: "

@@ -35,6 +35,7 @@ struct ClusterSpec {
   std::vector<std::string> extra_sbatch;  // slurm.extra_options, each an sbatch option
 
   int64_t learner_nodes = 1, gpus_per_node = 0, learner_ranks_per_node = 1, cpus_per_rank = 2;
+  int64_t rendezvous_port = 29400;  // learner.port: where data-parallel ranks meet
   std::string local_dir;  // learner.local_dir: the learner node's own disk, for the rollout store
 
   int64_t actor_nodes = 1;  // 0: actors share the learner's first node

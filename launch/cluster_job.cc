@@ -75,7 +75,7 @@ int run_cluster_job(const std::string& run_dir) {
 
   SingleNodePlan plan;
   plan.run_dir = run_dir;
-  std::vector<std::string> learner = learner_command(spec, resume);
+  std::vector<std::string> learner = learner_command(spec, nodes, resume);
   plan.learner_args.assign(learner.begin() + 1, learner.end());
   plan.actors = static_cast<int32_t>(spec.real_actors());
   plan.dream_actors = static_cast<int32_t>(spec.dream_actors());

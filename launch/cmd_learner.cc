@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -20,6 +21,8 @@
 #include "launch/commands.h"
 #include "launch/stop_signal.h"
 #include "launch/training_setup.h"
+#include "learner/data_parallel.h"
+#include "learner/data_parallel_follower.h"
 #include "learner/distributed_learner.h"
 #include "learner/policy_file.h"
 #include "learner/run_cost_table.h"
@@ -45,15 +48,42 @@ std::string run_id_of(const std::string& run_dir, bool resume) {
   return new_run_id();
 }
 
+// --ranks/--rank, or what srun gives each task of a multi-task step.
+int32_t rank_setting(const CliArgs& args, const std::string& flag, const char* slurm_variable, int64_t fallback) {
+  if (const auto value = args.value(flag)) return static_cast<int32_t>(args.int_value(flag, fallback));
+  if (const char* from_slurm = std::getenv(slurm_variable)) return static_cast<int32_t>(std::atoll(from_slurm));
+  return static_cast<int32_t>(fallback);
+}
+
 int run_learner(const CliArgs& args) {
   const TrainingRun run = prepare_training_run(args, "learner");
   const bool quiet = args.flag("--quiet");
   RuleLibrary library = run.options.rules.empty() ? default_rule_library() : load_rule_library(run.options.rules);
+  std::unique_ptr<DataParallelGroup> group;
+  if (const auto rendezvous = args.value("--data-parallel")) {
+    DataParallelOptions dp = parse_rendezvous(*rendezvous, "--data-parallel");
+    dp.size = rank_setting(args, "--ranks", "SLURM_NTASKS", 1);
+    dp.rank = rank_setting(args, "--rank", "SLURM_PROCID", 0);
+    if (!quiet)
+      std::fprintf(stderr, "learner rank %d of %d: joining the data-parallel group at %s\n", dp.rank, dp.size,
+                   rendezvous->c_str());
+    if (dp.size > 1) group = std::make_unique<DataParallelGroup>(dp);
+    if (group && group->rank() > 0) {
+      TrainingOptions options = run.options;
+      options.network.num_xfers = static_cast<int32_t>(library.rules.size());
+      const FollowerCounters done =
+          follow_data_parallel(*group, options, static_cast<int32_t>(run.options.graphs.size()));
+      std::printf("learner rank %d: rank 0 stopped after %lld updates (batches of %lld samples in all)\n", group->rank(),
+                  static_cast<long long>(done.updates), static_cast<long long>(done.samples));
+      return 0;
+    }
+  }
   DistributedLearnerOptions options;
   options.bind_host = args.value_or("--bind", "127.0.0.1");
   options.curve = args.flag("--curve") || !is_loopback_host(options.bind_host);
   options.run_id = run_id_of(run.run_dir, run.resume);
   options.store_dir = args.value_or("--store-dir", "");
+  options.data_parallel = group.get();
   options.num_xfers = static_cast<int32_t>(library.rules.size());
   options.rule_library_hash = rule_library_hash(library);
   // Graph names as the actors will load them (load_training_graphs names them).
@@ -141,6 +171,10 @@ Subcommand learner_command() {
                {"--curve", "", "", "secure the sockets with CURVE keys made into RUN/keys (also on loopback)"},
                {"--store-dir", "", "DIR", "write the rollout store to DIR (a node's local disk) and copy it to RUN/rollouts.h5 "
                                           "after each checkpoint and at the end"},
+               {"--data-parallel", "", "HOST:PORT", "data-parallel learner ranks meet at rank 0's HOST:PORT (gloo); rank 0\n"
+                                                   "talks to the actors, the others share each update's work"},
+               {"--ranks", "", "N", "--data-parallel: how many ranks (default: $SLURM_NTASKS, else 1)"},
+               {"--rank", "", "R", "--data-parallel: this process's rank (default: $SLURM_PROCID, else 0)"},
                {"--quiet", "-q", "", "no progress on stderr"},
            }},
           run_learner};

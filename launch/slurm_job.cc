@@ -121,7 +121,7 @@ std::vector<std::string> actor_extra_args(const ClusterSpec& spec) {
   return {};
 }
 
-std::vector<std::string> learner_command(const ClusterSpec& spec, bool resume) {
+std::vector<std::string> learner_command(const ClusterSpec& spec, const JobNodes& nodes, bool resume) {
   std::vector<std::string> argv = {spec.executable, "learner"};
   if (resume) {
     argv.insert(argv.end(), {"--resume", spec.run_dir});
@@ -131,13 +131,16 @@ std::vector<std::string> learner_command(const ClusterSpec& spec, bool resume) {
   // Every interface: actors on other nodes connect to the node's name,
   // which the learner writes to RUN/endpoints. Not loopback, so CURVE.
   argv.insert(argv.end(), {"--bind", "0.0.0.0", "--store-dir", local_store_dir(spec)});
+  // Each task's rank and the rank count come from srun (SLURM_PROCID, SLURM_NTASKS).
+  if (spec.learner_ranks() > 1)
+    argv.insert(argv.end(), {"--data-parallel", nodes.learner.front() + ":" + std::to_string(spec.rendezvous_port)});
   return argv;
 }
 
 std::vector<std::string> describe_job_steps(const ClusterSpec& spec, const JobNodes& nodes, bool resume) {
   std::vector<std::string> lines;
   std::vector<std::string> learner = learner_step_prefix(spec, nodes);
-  for (const std::string& arg : learner_command(spec, resume)) learner.push_back(arg);
+  for (const std::string& arg : learner_command(spec, nodes, resume)) learner.push_back(arg);
   lines.push_back(shell_line(learner));
   for (int64_t k = 0; k < spec.real_actors() + spec.dream_actors(); ++k) {
     std::vector<std::string> actor = actor_step_prefix(spec, nodes, k);

@@ -44,8 +44,9 @@ std::vector<std::string> actor_step_prefix(const ClusterSpec& spec, const JobNod
 // learner's node, so the learner keeps its cores).
 std::vector<std::string> actor_extra_args(const ClusterSpec& spec);
 
-// The learner's command within its step, for a new run or a resume.
-std::vector<std::string> learner_command(const ClusterSpec& spec, bool resume);
+// The learner's command within its step, for a new run or a resume. With
+// several ranks they meet at the first learner node (--data-parallel).
+std::vector<std::string> learner_command(const ClusterSpec& spec, const JobNodes& nodes, bool resume);
 
 // Every step the job starts, one command line each (for --dry-run, with
 // node names as placeholders: learner-1, actor-1, ...).

@@ -18,6 +18,8 @@
 #include "common/stopwatch.h"
 #include "learner/actor_registry.h"
 #include "learner/compute_threads.h"
+#include "learner/data_parallel.h"
+#include "learner/data_parallel_follower.h"
 #include "learner/run_cost_table.h"
 #include "learner/training_config.h"
 #include "learner/wire_message.h"
@@ -353,6 +355,15 @@ DistributedLearner::DistributedLearner(const Config& config, DistributedLearnerO
     }
   }
   if (saved_extension) s.extension->restore_state(saved_extension->learner_state, stored_steps, saved_from);
+  if (DataParallelGroup* group = s.distributed.data_parallel) {
+    if (s.extension)
+      throw UsageError("data-parallel learners train the model-free agent; a model-based run (model_based.enabled) "
+                       "runs one learner rank");
+    std::string run_id = s.distributed.run_id, state = s.learner->save_state();
+    group->broadcast_bytes(run_id);
+    group->broadcast_bytes(state);
+    s.learner->set_data_parallel(group);
+  }
   if (!s.store) {
     RolloutStoreInfo info;
     info.run_id = s.distributed.run_id;
@@ -453,6 +464,16 @@ TrainingOutcome DistributedLearner::run(const std::function<bool()>& should_stop
     for (const Rollout& r : batch) rollouts.push_back(&r);
     UpdateReport report;
     report.collect_s = since_update.elapsed_s();
+    if (DataParallelGroup* group = s.distributed.data_parallel) {
+      std::vector<std::string> messages;
+      for (const Rollout& r : batch) {
+        MessageHeader h = s.header();
+        h.policy_version = r.policy_version;
+        messages.push_back(encode_message(Message{h, r}));
+      }
+      std::string payload = encode_follower_batch(messages);
+      group->broadcast_bytes(payload);
+    }
     report.stats = s.learner->update(rollouts);
     s.publish_parameters();
     s.env_steps += batch_steps;
@@ -487,6 +508,10 @@ TrainingOutcome DistributedLearner::run(const std::function<bool()>& should_stop
       checkpointed = s.learner->version();
     }
     if (on_update) on_update(report);
+  }
+  if (DataParallelGroup* group = s.distributed.data_parallel) {
+    std::string stop = follower_stop();
+    group->broadcast_bytes(stop);
   }
   s.store->flush();
   if (checkpointed != s.version() || outcome.last_checkpoint.empty())

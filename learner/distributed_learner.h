@@ -31,6 +31,8 @@
 
 namespace graphworld {
 
+class DataParallelGroup;
+
 struct DistributedLearnerOptions {
   std::string bind_host = "127.0.0.1";
   // CURVE with the run's keys (common/run_keys.h), made if missing. A run
@@ -55,6 +57,10 @@ struct DistributedLearnerOptions {
   // checkpoint and at the end; a resume on a node without the local file
   // starts from that copy.
   std::string store_dir;
+  // Rank 0 of data-parallel learners (learner/data_parallel.h), or nullptr.
+  // It sends the other ranks its learner state now and every update's
+  // batch; the group must outlive run().
+  DataParallelGroup* data_parallel = nullptr;
 };
 
 // Counters beyond PPO's, reported in every metrics row.

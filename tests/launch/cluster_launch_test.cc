@@ -33,8 +33,8 @@ class ClusterLaunch : public ::testing::Test {
   void SetUp() override { setenv("SLURM_CONF", GRAPHWORLD_SLURM_CONF, 1); }
 
   // A cluster file for a small, fast model-free run with both actors on the
-  // one node, and `extra` YAML lines appended (later keys win).
-  std::string cluster_file(const std::string& name, int64_t total_steps, const std::string& extra = "") {
+  // one node.
+  std::string cluster_file(const std::string& name, int64_t total_steps) {
     const std::string dir = fresh(name);
     fs::create_directories(dir);
     const std::string path = dir + "/cluster.yaml";
@@ -45,8 +45,7 @@ class ClusterLaunch : public ::testing::Test {
                         << source_dir() << "/configs/gpu_rates.yaml, train.total_env_steps=" << total_steps << "]\n"
                         << "slurm:\n  time_limit: \"20:00\"\n  warning_s: 60\n"
                         << "learner:\n  cpus_per_rank: 1\n"
-                        << "actors:\n  nodes: 0\n  real_per_node: 2\n"
-                        << extra;
+                        << "actors:\n  nodes: 0\n  real_per_node: 2\n";
     return path;
   }
 
@@ -123,7 +122,7 @@ TEST_F(ClusterLaunch, DryRunSaysWhatTheYamlSays) {
             "srun --overlap --job-name=learner --nodes=1 --ntasks=2 --ntasks-per-node=2 --nodelist=learner-1 "
             "--cpus-per-task=6 --kill-on-bad-exit=1 --gpus-per-task=1 /opt/gw/bin/graphworld learner " +
                 run + "/slurm/training.yaml --run " + run + " --bind 0.0.0.0 --store-dir /scratch/graphworld-" +
-                std::to_string(getuid()) + "-big-run");
+                std::to_string(getuid()) + "-big-run --data-parallel learner-1:29400");
   // Actors 0-2 on the first actor node, 3-5 on the second, ...
   for (int k = 0; k < 12; ++k)
     EXPECT_EQ(steps[static_cast<size_t>(1 + k)],
@@ -158,19 +157,24 @@ TEST_F(ClusterLaunch, BadClusterFilesAreRefusedNamingTheKey) {
   EXPECT_NE(out.find("not a cluster run folder"), std::string::npos) << out;
 }
 
-// A small run to its end: the job finishes, and the run folder holds
-// checkpoints, the rollout store (copied from the learner's local disk) and
-// the metrics.
+// A small run to its end, with two data-parallel learner ranks (gloo): the
+// job finishes, both ranks took part in every update, and the run folder
+// holds checkpoints, the rollout store (copied from the learner's local
+// disk) and the metrics.
 TEST_F(ClusterLaunch, RunsToItsEndOnSlurm) {
   const std::string cluster = cluster_file("to-the-end", 2048);
   const std::string run = run_of(cluster);
   std::string out;
-  ASSERT_EQ(gw("launch " + cluster, &out), 0) << out;
+  ASSERT_EQ(gw("launch " + cluster + " learner.ranks_per_node=2", &out), 0) << out;
   EXPECT_NE(out.find("submitted job"), std::string::npos) << out;
   std::string state;
   EXPECT_TRUE(wait_for(300, [&] { return !active(state = job_state(run)); })) << state;
   const std::string log = run + "/slurm/job-" + read_file_text(run + "/slurm/job_id").substr(0, read_file_text(run + "/slurm/job_id").find('\n')) + ".out";
   EXPECT_EQ(state, "COMPLETED") << read_file_text(log);
+  const int64_t updates = read_metrics(run).back().update;
+  EXPECT_NE(read_file_text(log).find("learner rank 1: rank 0 stopped after " + std::to_string(updates) + " updates"),
+            std::string::npos)
+      << read_file_text(log);
   EXPECT_NE(read_file_text(run + "/slurm/events.log").find("finished"), std::string::npos) << read_file_text(log);
   EXPECT_FALSE(newest_checkpoint_of(run).empty());
   const std::vector<MetricsRow> rows = read_metrics(run);
@@ -241,7 +245,7 @@ TEST_F(ClusterLaunch, AFailedLearnerEndsTheJob) {
   fs::create_directories(dir);
   // Valid to the launcher (a file), but not an ONNX model: the learner fails loading it.
   std::ofstream(dir + "/broken.onnx") << "not a model";
-  const std::string cluster = cluster_file("failing-learner", 1000, "");
+  const std::string cluster = cluster_file("failing-learner", 1000);
   std::string out;
   ASSERT_EQ(gw("launch " + cluster + " 'run.overrides=[\"train.graphs=[" + dir + "/broken.onnx]\"]'", &out), 0) << out;
   const std::string run = run_of(cluster);
