@@ -59,9 +59,18 @@ const ConfigSchema& cluster_config_schema() {
   return schema;
 }
 
-bool is_slurm_time(const std::string& text) {
-  static const std::regex form(R"(^(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+|\d+-\d+:\d{1,2}|\d+-\d+:\d{1,2}:\d{1,2})$)");
-  return std::regex_match(text, form);
+bool is_slurm_time(const std::string& text) { return slurm_time_seconds(text) >= 0; }
+
+int64_t slurm_time_seconds(const std::string& text) {
+  static const std::regex form(R"(^(?:(\d+)-)?(\d+)(?::(\d{1,2}))?(?::(\d{1,2}))?$)");
+  std::smatch m;
+  if (!std::regex_match(text, m, form) || text.size() > 20) return -1;
+  auto part = [&](int i) { return m[i].matched ? std::stoll(m[i].str()) : int64_t{0}; };
+  const bool days = m[1].matched;
+  // Without days: M, M:S or H:M:S; with days: D-H, D-H:M or D-H:M:S.
+  if (days) return part(1) * 86400 + part(2) * 3600 + part(3) * 60 + part(4);
+  if (m[4].matched) return part(2) * 3600 + part(3) * 60 + part(4);
+  return part(2) * 60 + part(3);
 }
 
 ClusterSpec load_cluster_spec(const std::string& path, const std::vector<std::string>& overrides,
@@ -80,6 +89,8 @@ ClusterSpec load_cluster_spec(const std::string& path, const std::vector<std::st
                                                "letter or digit), got '" + spec.name + "'");
   const std::string output = c.get_string("run.output");
   if (output.empty()) throw fail("run.output", "is required: a folder on a filesystem every node of the job sees");
+  if (output.find_first_of(" \t\n%") != std::string::npos)
+    throw fail("run.output", "must not hold spaces or '%' (Slurm's file patterns read them), got '" + output + "'");
   spec.run_dir = (fs::path(resolve_beside(output, path)) / spec.name).lexically_normal().string();
   spec.training_config = resolve_beside(c.get_string("run.training_config"), path);
   if (spec.training_config.empty())
@@ -95,6 +106,11 @@ ClusterSpec load_cluster_spec(const std::string& path, const std::vector<std::st
                                        spec.time_limit + "'");
   spec.requeue = c.get_bool("slurm.requeue");
   spec.warning_s = c.get_int("slurm.warning_s");
+  // The warning ends the job's work: it must leave the job time to train.
+  if (slurm_time_seconds(spec.time_limit) < 2 * spec.warning_s)
+    throw fail("slurm.time_limit", "is " + spec.time_limit + " but 'slurm.warning_s' (" + std::to_string(spec.warning_s) +
+                                       " s) asks for the stop that long before it: give a time limit of at least twice "
+                                       "the warning, or a shorter warning");
   spec.extra_sbatch = c.get_string_list("slurm.extra_options");
   for (const std::string& option : spec.extra_sbatch)
     if (option.rfind("--", 0) != 0 || option.find('\n') != std::string::npos)
@@ -124,6 +140,11 @@ ClusterSpec load_cluster_spec(const std::string& path, const std::vector<std::st
   spec.executable = c.get_string("graphworld");
   if (spec.executable.empty()) spec.executable = default_executable;
   spec.executable = resolve_beside(spec.executable, path);
+  // The run folder keeps this config (RUN/slurm/cluster.yaml): its paths
+  // must mean the same from there.
+  spec.config.set("run.output", fs::path(spec.run_dir).parent_path().string(), path);
+  spec.config.set("run.training_config", spec.training_config, path);
+  spec.config.set("graphworld", spec.executable, path);
 
   if (check_training) {
     if (!fs::is_regular_file(spec.training_config))

@@ -10,6 +10,7 @@
 // waits in a queue for hours).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -62,5 +63,7 @@ Config cluster_training_config(const ClusterSpec& spec);
 
 // True for Slurm's time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S.
 bool is_slurm_time(const std::string& text);
+// The same as seconds; -1 if it is not one.
+int64_t slurm_time_seconds(const std::string& text);
 
 }  // namespace graphworld

@@ -60,11 +60,21 @@ int run_cluster_job(const std::string& run_dir) {
   const std::string saved = slurm_dir(run_dir) + "/cluster.yaml";
   if (!fs::is_regular_file(saved))
     throw UsageError(run_dir + " holds no slurm/cluster.yaml: it was not made by 'graphworld launch'");
-  const ClusterSpec spec = load_cluster_spec(saved, {}, own_executable(), /*check_training=*/false);
+  ClusterSpec spec = load_cluster_spec(saved, {}, own_executable(), /*check_training=*/false);
+  spec.run_dir = fs::absolute(run_dir).lexically_normal().string();  // wherever the folder is now
   const JobNodes nodes = split_job_nodes(spec, expand_node_list(node_list));
-  // The learner writes config.yaml when a new run starts: from then on
-  // every start of this job, or of a new one, resumes.
+  // The learner writes config.yaml when a new run starts, before its first
+  // checkpoint: from then on every start of this job, or of a new one,
+  // resumes. A folder without it holds nothing to resume (a job stopped
+  // while its learner was starting): the new start clears what is there.
   const bool resume = fs::exists(run_dir + "/config.yaml");
+  if (!resume) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(run_dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name != "slurm" && name != "keys") fs::remove_all(entry.path(), ec);
+    }
+  }
   const std::string restarts = environment("SLURM_RESTART_COUNT");
   std::string where = nodes.learner.front();
   for (size_t i = 1; i < nodes.learner.size(); ++i) where += "," + nodes.learner[i];
@@ -106,8 +116,11 @@ int run_cluster_job(const std::string& run_dir) {
     log_cluster_event(run_dir, "job " + job_id + " stopped by 'graphworld launch cancel'");
     return code;
   }
-  if (signal == SIGUSR1 && spec.requeue && code == 0) {
-    log_cluster_event(run_dir, "job " + job_id + " warned before its time limit: checkpointed; requeueing it");
+  if (signal == SIGUSR1 && spec.requeue) {
+    log_cluster_event(run_dir, "job " + job_id + " warned before its time limit: " +
+                                   (code == 0 ? std::string("checkpointed")
+                                              : "the learner did not stop cleanly, its newest checkpoint stands") +
+                                   "; requeueing it");
     requeue_slurm_job(job_id);
     return 0;
   }

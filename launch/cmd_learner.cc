@@ -7,6 +7,7 @@
 // place actors yourself (graphworld actor --run RUN --id K).
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -67,6 +68,11 @@ int run_learner(const CliArgs& args) {
     if (!quiet)
       std::fprintf(stderr, "learner rank %d of %d: joining the data-parallel group at %s\n", dp.rank, dp.size,
                    rendezvous->c_str());
+    // srun passes SIGUSR1 and SIGTERM to every rank of the step; the ranks
+    // other than 0 ignore them and stop when rank 0 says, after its final
+    // checkpoint (dying first would end the step under rank 0's feet).
+    if (dp.rank > 0)
+      for (int signal : {SIGINT, SIGTERM, SIGUSR1}) std::signal(signal, SIG_IGN);
     if (dp.size > 1) group = std::make_unique<DataParallelGroup>(dp);
     if (group && group->rank() > 0) {
       TrainingOptions options = run.options;

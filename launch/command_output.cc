@@ -16,23 +16,35 @@
 namespace graphworld {
 
 CommandOutput command_output(const std::vector<std::string>& argv) {
-  int out_pipe[2], err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0)
-    throw Error("cannot run " + argv.at(0) + ": pipe failed (" + std::strerror(errno) + ")");
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+  auto close_all = [&] {
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
+      if (fd >= 0) close(fd);
+  };
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+    const std::string why = std::strerror(errno);
+    close_all();
+    throw Error("cannot run " + argv.at(0) + ": pipe failed (" + why + ")");
+  }
   std::vector<std::string> owned = argv;
   std::vector<char*> args;
   for (std::string& a : owned) args.push_back(a.data());
   args.push_back(nullptr);
+  // Prepared before fork: the child may only make async-signal-safe calls.
+  const std::string cannot_run = "cannot run " + argv.at(0) + "\n";
   const pid_t pid = fork();
-  if (pid < 0) throw Error("cannot run " + argv.at(0) + ": fork failed (" + std::strerror(errno) + ")");
+  if (pid < 0) {
+    const std::string why = std::strerror(errno);
+    close_all();
+    throw Error("cannot run " + argv.at(0) + ": fork failed (" + why + ")");
+  }
   if (pid == 0) {
     dup2(out_pipe[1], 1);
     dup2(err_pipe[1], 2);
-    const int null = open("/dev/null", O_RDONLY);
-    if (null >= 0) dup2(null, 0);
+    const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null >= 0) dup2(null, 0);  // dup2 clears close-on-exec on fd 0
     execvp(args[0], args.data());
-    const std::string message = std::string("cannot run ") + args[0] + ": " + std::strerror(errno) + "\n";
-    (void)!write(2, message.data(), message.size());
+    (void)!write(2, cannot_run.data(), cannot_run.size());
     _exit(127);
   }
   close(out_pipe[1]);
@@ -45,7 +57,7 @@ CommandOutput command_output(const std::vector<std::string>& argv) {
   while (open_fds > 0) {
     if (poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
-      break;
+      break;  // the pipes are closed below; the child then sees EPIPE, not a full pipe
     }
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
@@ -59,6 +71,8 @@ CommandOutput command_output(const std::vector<std::string>& argv) {
       }
     }
   }
+  for (pollfd& f : fds)
+    if (f.fd >= 0) close(f.fd);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

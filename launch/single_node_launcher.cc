@@ -173,6 +173,8 @@ int run_single_node(const SingleNodePlan& plan, const std::function<bool()>& sto
     }
     if (after_done > 5.0 || after_stop > plan.stop_kill_s) {
       log("killing what is still running");
+      // A learner killed here may not have written its final checkpoint.
+      if (learner->running()) exit_code = 1;
       learner->signal(SIGKILL);
       for (ActorSlot& a : actors)
         if (!a.restart_pending) a.process->signal(SIGKILL);

@@ -14,6 +14,7 @@
 // Children run in their own process groups and die with the launcher.
 #pragma once
 
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -39,13 +40,13 @@ struct SingleNodePlan {
   int max_learner_restarts = 3;
   // The learner is asked to stop with this signal (srun forwards SIGUSR1 to
   // its task; a SIGTERM would end the step at once).
-  int learner_stop_signal = 15;  // SIGTERM
+  int learner_stop_signal = SIGTERM;
   // How long a stop may take before what still runs is terminated, then killed.
   double stop_grace_s = 8.0, stop_kill_s = 10.0;
 };
 
 // Returns the exit code for `graphworld train`: 0 when training finished
-// or stopped cleanly.
+// or stopped cleanly; 1 when the learner failed, or had to be killed.
 int run_single_node(const SingleNodePlan& plan, const std::function<bool()>& stop_requested);
 
 }  // namespace graphworld

@@ -64,7 +64,9 @@ std::optional<SlurmJobState> query_slurm_job(const std::string& job_id) {
   {
     const std::vector<std::string> argv = {"squeue", "--noheader", "--jobs=" + job_id, "--format=%i|%T|%M|%l|%R"};
     const CommandOutput r = slurm(argv);
-    // squeue fails with "Invalid job id" for a job it has forgotten.
+    // squeue fails with "Invalid job id" for a job it has forgotten; any
+    // other failure (the controller unreachable) says nothing of the job.
+    if (r.exit_code != 0 && r.err.find("Invalid job id") == std::string::npos) throw failed(argv, r);
     if (r.exit_code == 0)
       for (const std::string& line : split(r.out, '\n')) {
         const std::vector<std::string> f = split(line, '|');

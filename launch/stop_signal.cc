@@ -13,7 +13,8 @@ static_assert(std::atomic<bool>::is_always_lock_free);
 static_assert(std::atomic<int>::is_always_lock_free);
 
 void on_stop_signal(int signal) {
-  requested_by = signal;
+  int none = 0;
+  requested_by.compare_exchange_strong(none, signal);  // the first signal is the reason
   requested = true;
   std::signal(signal, SIG_DFL);
 }

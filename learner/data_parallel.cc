@@ -94,21 +94,34 @@ void DataParallelGroup::all_reduce_sum(double* values, size_t count) {
 }
 
 void all_reduce_gradients(DataParallelGroup& group, const std::vector<torch::Tensor>& parameters) {
+  // One buffer: every gradient flattened, then one flag per parameter that
+  // counts the ranks holding a gradient for it. A parameter no rank's
+  // share reached keeps no gradient, as with one learner (Adam skips it).
   std::vector<torch::Tensor> flat;
+  std::vector<double> held;
   for (const torch::Tensor& p : parameters) {
-    torch::Tensor g = p.grad();
-    flat.push_back(g.defined() ? g.reshape({-1}) : torch::zeros({p.numel()}, p.options()));
+    const torch::Tensor g = p.grad();
+    flat.push_back(g.defined() ? g.reshape({-1}).to(torch::kFloat32) : torch::zeros({p.numel()}, torch::kFloat32));
+    held.push_back(g.defined() ? 1.0 : 0.0);
   }
+  flat.push_back(torch::tensor(held, torch::kFloat32));
   std::vector<at::Tensor> buffer = {torch::cat(flat)};
   group.impl().wait(group.impl().group->allreduce(buffer), "summing gradients");
+  const int64_t total = buffer[0].numel() - static_cast<int64_t>(parameters.size());
+  const torch::Tensor holders = buffer[0].narrow(0, total, static_cast<int64_t>(parameters.size()));
   int64_t offset = 0;
-  for (const torch::Tensor& p : parameters) {
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    torch::Tensor p = parameters[i];
     const int64_t n = p.numel();
-    torch::Tensor summed = buffer[0].narrow(0, offset, n).view(p.sizes());
-    if (p.grad().defined())
-      p.mutable_grad().copy_(summed);
-    else
-      p.mutable_grad() = summed.clone();
+    if (holders[static_cast<int64_t>(i)].item<float>() == 0.0f) {
+      p.mutable_grad() = torch::Tensor();
+    } else {
+      const torch::Tensor summed = buffer[0].narrow(0, offset, n).view(p.sizes()).to(p.scalar_type());
+      if (p.grad().defined())
+        p.mutable_grad().copy_(summed);
+      else
+        p.mutable_grad() = summed.clone();
+    }
     offset += n;
   }
 }

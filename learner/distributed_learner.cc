@@ -42,13 +42,17 @@ bool holds_run_files(const std::string& run_dir) {
 
 // The local store of a run kept off the run folder: a new run starts with
 // none (a file left there belongs to another run); a resume keeps a local
-// store of this run (it may hold steps after the last copy), or starts from
-// the run folder's copy.
+// store of this run at least as long as the run folder's copy (it may hold
+// steps after the last copy), or starts from that copy.
 void place_local_store(const std::string& local, const std::string& published, const std::string& run_id, bool resume) {
   bool keep = false;
   if (resume && fs::exists(local)) {
     try {
-      keep = RolloutStoreReader(local).info().run_id == run_id;
+      const RolloutStoreReader mine(local);
+      // A local store left by an earlier job on this node is behind the run
+      // folder's copy when a job elsewhere went on meanwhile.
+      const int64_t theirs = fs::exists(published) ? static_cast<int64_t>(RolloutStoreReader(published).steps()) : 0;
+      keep = mine.info().run_id == run_id && static_cast<int64_t>(mine.steps()) >= theirs;
     } catch (const Error&) {
       keep = false;  // unreadable: the copy replaces it
     }
@@ -132,13 +136,13 @@ struct DistributedLearner::Impl {
     return write_checkpoint_file(run_dir, version(), c, static_cast<int>(options.keep_checkpoints));
   }
 
-  // A checkpoint never runs ahead of the store, nor the run folder's copy of
-  // the store behind the checkpoint.
+  // A checkpoint never runs ahead of the store, nor of the run folder's copy
+  // of it: a kill between the two leaves the copy ahead, which a resume
+  // tolerates (steps after a checkpoint are kept), never behind.
   std::string checkpoint_with_store() {
     store->flush();
-    const std::string path = write_checkpoint();
     publish_store();
-    return path;
+    return write_checkpoint();
   }
 
   void publish_store() {
@@ -513,9 +517,7 @@ TrainingOutcome DistributedLearner::run(const std::function<bool()>& should_stop
     std::string stop = follower_stop();
     group->broadcast_bytes(stop);
   }
-  s.store->flush();
-  if (checkpointed != s.version() || outcome.last_checkpoint.empty())
-    outcome.last_checkpoint = s.write_checkpoint();
+  if (checkpointed != s.version() || outcome.last_checkpoint.empty()) outcome.last_checkpoint = s.checkpoint_with_store();
   const std::string stop = encode_message(Message{s.header(), StopMessage{outcome.stopped_early ? "the learner stopped" : "training is done"}});
   // Actors read the stop before this side closes (an unread message dies
   // with its connection): wait, at most 2 s, for each to acknowledge.

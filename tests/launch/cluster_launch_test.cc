@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/rollout_store.h"
+#include "launch/cluster_config.h"
 #include "tests/launch/distributed_test_support.h"
 
 namespace graphworld::testing {
@@ -139,6 +140,8 @@ TEST_F(ClusterLaunch, BadClusterFilesAreRefusedNamingTheKey) {
   const std::vector<Case> cases = {
       {"actors.nodse=2", "unknown key 'actors.nodse'; did you mean 'actors.nodes'?"},
       {"slurm.time_limit=4h", "'slurm.time_limit' must be a Slurm time"},
+      {"slurm.time_limit=1", "'slurm.time_limit' is 1 but 'slurm.warning_s' (60 s)"},
+      {"'run.output=/tmp/with space'", "'run.output' must not hold spaces"},
       {"actors.dream_per_node=1", "'actors.dream_per_node' is 1 but"},
       {"actors.real_per_node=0", "'actors.real_per_node' must be at least 1"},
       {"run.name=bad/name", "'run.name' must be 1 to 64 letters"},
@@ -197,7 +200,9 @@ TEST_F(ClusterLaunch, CancelResubmitAndRequeueResume) {
   const std::string cluster = cluster_file("cancel-resume", 10'000'000);
   const std::string run = run_of(cluster);
   std::string out;
-  ASSERT_EQ(gw("launch " + cluster, &out), 0) << out;
+  // Two learner ranks: srun passes the stop signals to both, and only
+  // rank 0 may act on them.
+  ASSERT_EQ(gw("launch " + cluster + " learner.ranks_per_node=2", &out), 0) << out;
   ASSERT_TRUE(wait_for(300, [&] { return read_metrics(run).size() >= 8; })) << job_state(run);
   ASSERT_EQ(gw("launch cancel " + run, &out), 0) << out;
   EXPECT_FALSE(active(job_state(run)));
@@ -254,6 +259,16 @@ TEST_F(ClusterLaunch, AFailedLearnerEndsTheJob) {
   EXPECT_EQ(state, "FAILED");
   EXPECT_NE(read_file_text(run + "/slurm/events.log").find("the learner failed"), std::string::npos)
       << read_file_text(run + "/slurm/events.log");
+}
+
+TEST(SlurmTime, EveryFormSlurmTakes) {
+  EXPECT_EQ(slurm_time_seconds("90"), 90 * 60);
+  EXPECT_EQ(slurm_time_seconds("10:30"), 10 * 60 + 30);
+  EXPECT_EQ(slurm_time_seconds("2:00:05"), 2 * 3600 + 5);
+  EXPECT_EQ(slurm_time_seconds("1-12"), 86400 + 12 * 3600);
+  EXPECT_EQ(slurm_time_seconds("1-12:30"), 86400 + 12 * 3600 + 30 * 60);
+  EXPECT_EQ(slurm_time_seconds("1-12:30:15"), 86400 + 12 * 3600 + 30 * 60 + 15);
+  for (const char* bad : {"", "4h", "1-", "-5", "1:2:3:4", "01:00:00 ", "a"}) EXPECT_EQ(slurm_time_seconds(bad), -1) << bad;
 }
 
 }  // namespace
