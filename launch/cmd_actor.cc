@@ -22,6 +22,7 @@
 #include "launch/commands.h"
 #include "launch/stop_signal.h"
 #include "launch/training_setup.h"
+#include "learner/compute_device.h"
 #include "learner/run_cost_table.h"
 #include "worldmodel/model_based_actors.h"
 #include "worldmodel/model_based_config.h"
@@ -108,6 +109,9 @@ int run_actor(const CliArgs& args) {
     d.tau = config.get_double("model_based.tau");
     d.threads = options.threads;
     d.seed = seed;
+    const ResolvedDevice device = resolve_compute_device(options.device);
+    if (!device.note.empty()) std::fprintf(stderr, "dream actor %lld: %s\n", static_cast<long long>(id), device.note.c_str());
+    d.device = device.device;
     work = make_dream_work(d);
   } else if (model_based) {
     check_model_based_config(config);

@@ -107,13 +107,18 @@ std::vector<std::string> learner_step_prefix(const ClusterSpec& spec, const JobN
 }
 
 std::vector<std::string> actor_step_prefix(const ClusterSpec& spec, const JobNodes& nodes, int64_t actor_id) {
-  return {"srun",
-          "--overlap",
-          "--job-name=" + std::string(actor_id < spec.real_actors() ? "actor-" : "dream-actor-") + std::to_string(actor_id),
-          "--nodes=1",
-          "--ntasks=1",
-          "--nodelist=" + actor_node(spec, nodes, actor_id),
-          "--cpus-per-task=" + std::to_string(spec.cpus_per_actor)};
+  const bool dream = actor_id >= spec.real_actors();
+  std::vector<std::string> argv = {"srun",
+                                   "--overlap",
+                                   "--job-name=" + std::string(dream ? "dream-actor-" : "actor-") + std::to_string(actor_id),
+                                   "--nodes=1",
+                                   "--ntasks=1",
+                                   "--nodelist=" + actor_node(spec, nodes, actor_id),
+                                   "--cpus-per-task=" + std::to_string(spec.cpus_per_actor)};
+  // Dream actors step their world model on a GPU where the nodes have them
+  // (train.device: cuda); overlapping steps share it.
+  if (dream && spec.gpus_per_node > 0) argv.push_back("--gpus-per-task=1");
+  return argv;
 }
 
 std::vector<std::string> actor_extra_args(const ClusterSpec& spec) {

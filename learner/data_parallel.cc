@@ -101,7 +101,9 @@ void all_reduce_gradients(DataParallelGroup& group, const std::vector<torch::Ten
   std::vector<double> held;
   for (const torch::Tensor& p : parameters) {
     const torch::Tensor g = p.grad();
-    flat.push_back(g.defined() ? g.reshape({-1}).to(torch::kFloat32) : torch::zeros({p.numel()}, torch::kFloat32));
+    // Through host memory: gloo sums CPU tensors (a GPU learner's too).
+    flat.push_back(g.defined() ? g.reshape({-1}).to(torch::kCPU, torch::kFloat32)
+                               : torch::zeros({p.numel()}, torch::kFloat32));
     held.push_back(g.defined() ? 1.0 : 0.0);
   }
   flat.push_back(torch::tensor(held, torch::kFloat32));
@@ -116,7 +118,7 @@ void all_reduce_gradients(DataParallelGroup& group, const std::vector<torch::Ten
     if (holders[static_cast<int64_t>(i)].item<float>() == 0.0f) {
       p.mutable_grad() = torch::Tensor();
     } else {
-      const torch::Tensor summed = buffer[0].narrow(0, offset, n).view(p.sizes()).to(p.scalar_type());
+      const torch::Tensor summed = buffer[0].narrow(0, offset, n).view(p.sizes()).to(p.device(), p.scalar_type());
       if (p.grad().defined())
         p.mutable_grad().copy_(summed);
       else

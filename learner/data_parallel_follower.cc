@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/error.h"
+#include "learner/compute_device.h"
 #include "learner/compute_threads.h"
 #include "learner/data_parallel.h"
 #include "learner/ppo_learner.h"
@@ -45,7 +46,9 @@ std::string follower_stop() { return std::string(1, kStop); }
 
 FollowerCounters follow_data_parallel(DataParallelGroup& group, const TrainingOptions& options, int32_t num_graphs) {
   ComputeThreads threads(options.threads);
-  PpoLearner learner(options.network, options.ppo);
+  // Each rank on its own device: srun --gpus-per-task shows a rank one GPU.
+  const ResolvedDevice device = resolve_compute_device(options.device);
+  PpoLearner learner(options.network, options.ppo, device.device);
   std::string run_id, state;
   group.broadcast_bytes(run_id);
   group.broadcast_bytes(state);

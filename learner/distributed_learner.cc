@@ -17,6 +17,7 @@
 #include "common/run_keys.h"
 #include "common/stopwatch.h"
 #include "learner/actor_registry.h"
+#include "learner/compute_device.h"
 #include "learner/compute_threads.h"
 #include "learner/data_parallel.h"
 #include "learner/data_parallel_follower.h"
@@ -305,7 +306,9 @@ DistributedLearner::DistributedLearner(const Config& config, DistributedLearnerO
   if (!resume && holds_run_files(run_dir))
     throw UsageError(run_dir + " already holds files; continue that run with --resume " + run_dir +
                      ", or choose a new folder");
-  s.learner = std::make_unique<PpoLearner>(s.options.network, s.options.ppo);
+  const ResolvedDevice device = resolve_compute_device(s.options.device);
+  if (!device.note.empty()) std::cerr << "learner: " << device.note << "\n";
+  s.learner = std::make_unique<PpoLearner>(s.options.network, s.options.ppo, device.device);
   if (!s.distributed.store_dir.empty() && fs::absolute(s.distributed.store_dir) != fs::absolute(run_dir)) {
     fs::create_directories(s.distributed.store_dir, ec);
     if (ec) throw Error(s.distributed.store_dir + ": cannot create the rollout store's folder (" + ec.message() + ")");

@@ -17,7 +17,8 @@ struct BatchTensors {
   torch::Tensor xfer_mask;  // [B, N + 1] bool
   int64_t num_graphs = 0;
 };
-BatchTensors to_tensors(const ObservationBatch& batch);
+// Built on the host, then moved to `device` (the network's).
+BatchTensors to_tensors(const ObservationBatch& batch, const torch::Device& device = torch::kCPU);
 
 // What the encoder gives the heads.
 struct Encoded {
@@ -73,6 +74,10 @@ ActionEvaluation evaluate_actions(PolicyModule& module, const std::vector<const 
 struct PolicyNetwork::Impl {
   PolicyNetworkConfig config;
   PolicyModule module{nullptr};
+  torch::Device device{torch::kCPU};  // where the module's parameters live
 };
+
+// The device a module's parameters live on.
+torch::Device module_device(PolicyModule& module);
 
 }  // namespace graphworld

@@ -57,8 +57,9 @@ torch::Tensor segment_log_softmax(const torch::Tensor& logits, const torch::Tens
   // Subtract each segment's max before exponentiating, for stability. The
   // max is a constant for the gradient; computed here on the host (ATen's
   // scatter_reduce is still beta in this LibTorch and warns on every call).
-  const torch::Tensor values = logits.detach().contiguous();
-  const torch::Tensor ids = index.contiguous();
+  // On the host: a GPU's logits come over for this (one small copy).
+  const torch::Tensor values = logits.detach().to(torch::kCPU).contiguous();
+  const torch::Tensor ids = index.to(torch::kCPU).contiguous();
   TORCH_CHECK(values.scalar_type() == torch::kFloat32 && values.device().is_cpu(), "segment_log_softmax: CPU float");
   std::vector<float> max(static_cast<size_t>(segments), -std::numeric_limits<float>::infinity());
   const float* v = values.data_ptr<float>();
@@ -67,32 +68,34 @@ torch::Tensor segment_log_softmax(const torch::Tensor& logits, const torch::Tens
     TORCH_CHECK(id[k] >= 0 && id[k] < segments, "segment_log_softmax: segment id out of range");
     max[static_cast<size_t>(id[k])] = std::max(max[static_cast<size_t>(id[k])], v[k]);
   }
-  const torch::Tensor segment_max = torch::from_blob(max.data(), {segments}).clone();
+  const torch::Tensor segment_max = torch::from_blob(max.data(), {segments}).clone().to(logits.device());
   torch::Tensor shifted = logits - segment_max.index_select(0, index);
   torch::Tensor sums = segment_sum(shifted.exp(), index, segments);
   return shifted - sums.log().index_select(0, index);
 }
 
-BatchTensors to_tensors(const ObservationBatch& batch) {
+BatchTensors to_tensors(const ObservationBatch& batch, const torch::Device& device) {
   BatchTensors t;
   t.num_graphs = batch.num_graphs;
-  t.node_features = float_tensor(batch.node_features, batch.num_nodes, kNodeFeatureDim);
-  t.edge_features = float_tensor(batch.edge_features, batch.num_edges, kEdgeFeatureDim);
-  t.globals = float_tensor(batch.globals, batch.num_graphs, kGlobalFeatureDim);
-  t.senders = int64_tensor(batch.senders);
-  t.receivers = int64_tensor(batch.receivers);
-  t.node_graph = int64_tensor(batch.node_graph);
-  t.edge_graph = int64_tensor(batch.edge_graph);
-  auto ones_nodes = torch::ones({batch.num_nodes, 1});
-  auto ones_edges = torch::ones({batch.num_edges, 1});
+  t.node_features = float_tensor(batch.node_features, batch.num_nodes, kNodeFeatureDim).to(device);
+  t.edge_features = float_tensor(batch.edge_features, batch.num_edges, kEdgeFeatureDim).to(device);
+  t.globals = float_tensor(batch.globals, batch.num_graphs, kGlobalFeatureDim).to(device);
+  t.senders = int64_tensor(batch.senders).to(device);
+  t.receivers = int64_tensor(batch.receivers).to(device);
+  t.node_graph = int64_tensor(batch.node_graph).to(device);
+  t.edge_graph = int64_tensor(batch.edge_graph).to(device);
+  auto ones_nodes = torch::ones({batch.num_nodes, 1}, torch::TensorOptions(device));
+  auto ones_edges = torch::ones({batch.num_edges, 1}, torch::TensorOptions(device));
   t.node_count = segment_sum(ones_nodes, t.node_graph, batch.num_graphs).clamp_min(1);
   t.edge_count = segment_sum(ones_edges, t.edge_graph, batch.num_graphs).clamp_min(1);
   // .to() copies, so the tensor does not point into the batch.
   t.xfer_mask = torch::from_blob(const_cast<uint8_t*>(batch.xfer_mask.data()), {batch.num_graphs, batch.num_xfers + 1},
                                  torch::kUInt8)
-                    .to(torch::kBool);
+                    .to(device, torch::kBool);
   return t;
 }
+
+torch::Device module_device(PolicyModule& module) { return module->value_head->parameters().front().device(); }
 
 GraphEncoderImpl::GraphEncoderImpl(int64_t h, int64_t rounds) : hidden(h) {
   node_in = register_module("node_in", torch::nn::Linear(kNodeFeatureDim, h));
@@ -188,15 +191,17 @@ torch::Tensor PolicyModuleImpl::xfer_log_probs(const Encoded& e, const BatchTens
 
 torch::Tensor PolicyModuleImpl::location_log_probs(const Encoded& e, const LocationCandidates& c,
                                                    const std::vector<int32_t>& xfers, int64_t num_graphs) {
-  if (c.num_candidates == 0) return torch::zeros({0});
-  torch::Tensor member_node = int64_tensor(c.member_node);
-  torch::Tensor member_candidate = int64_tensor(c.member_candidate);
-  torch::Tensor candidate_graph = int64_tensor(c.candidate_graph);
-  torch::Tensor members = segment_sum(torch::ones({member_node.size(0), 1}), member_candidate, c.num_candidates);
+  const torch::Device device = e.nodes.device();
+  if (c.num_candidates == 0) return torch::zeros({0}, torch::TensorOptions(device));
+  torch::Tensor member_node = int64_tensor(c.member_node).to(device);
+  torch::Tensor member_candidate = int64_tensor(c.member_candidate).to(device);
+  torch::Tensor candidate_graph = int64_tensor(c.candidate_graph).to(device);
+  torch::Tensor members = segment_sum(torch::ones({member_node.size(0), 1}, torch::TensorOptions(device)),
+                                      member_candidate, c.num_candidates);
   torch::Tensor candidates =
       segment_sum(e.nodes.index_select(0, member_node), member_candidate, c.num_candidates) / members.clamp_min(1);
   std::vector<int64_t> xfer_ids(xfers.begin(), xfers.end());
-  torch::Tensor xfer_of_graph = xfer_embedding->forward(int64_tensor(xfer_ids));  // [B, H]
+  torch::Tensor xfer_of_graph = xfer_embedding->forward(int64_tensor(xfer_ids).to(device));  // [B, H]
   torch::Tensor scores =
       location_head
           ->forward(torch::cat({candidates, xfer_of_graph.index_select(0, candidate_graph),
@@ -219,7 +224,8 @@ ActionEvaluation evaluate_actions(PolicyModule& m, const std::vector<const Obser
   check_xfers(observations, static_cast<int32_t>(m->num_xfers));
   check_locations(observations, actions);
   const ObservationBatch batch = batch_observations(observations);
-  const BatchTensors t = to_tensors(batch);
+  const torch::Device device = module_device(m);
+  const BatchTensors t = to_tensors(batch, device);
   const Encoded e = m->encode(t);
   const int64_t graphs = batch.num_graphs;
   std::vector<int32_t> xfers;
@@ -229,7 +235,7 @@ ActionEvaluation evaluate_actions(PolicyModule& m, const std::vector<const Obser
     xfer_index.push_back(a.xfer);
   }
   const torch::Tensor xfer_lp = m->xfer_log_probs(e, t);
-  torch::Tensor log_prob = xfer_lp.gather(1, int64_tensor(xfer_index).unsqueeze(1)).squeeze(1);
+  torch::Tensor log_prob = xfer_lp.gather(1, int64_tensor(xfer_index).to(device).unsqueeze(1)).squeeze(1);
   // A masked xfer's log-probability is -inf: 0 * -inf would be NaN, in the
   // forward pass and (even behind a where on the product) in the backward
   // one, so the -inf is replaced before the product.
@@ -238,11 +244,11 @@ ActionEvaluation evaluate_actions(PolicyModule& m, const std::vector<const Obser
   const LocationCandidates c = location_candidates(observations, batch, xfers);
   if (c.num_candidates > 0) {
     const torch::Tensor loc_lp = m->location_log_probs(e, c, xfers, graphs);
-    const torch::Tensor candidate_graph = int64_tensor(c.candidate_graph);
+    const torch::Tensor candidate_graph = int64_tensor(c.candidate_graph).to(device);
     std::vector<float> taken(static_cast<size_t>(c.num_candidates));
     for (int64_t k = 0; k < c.num_candidates; ++k)
       taken[k] = c.candidate_location[k] == actions[c.candidate_graph[k]].location ? 1.0f : 0.0f;
-    const torch::Tensor is_taken = torch::from_blob(taken.data(), {c.num_candidates}).clone();
+    const torch::Tensor is_taken = torch::from_blob(taken.data(), {c.num_candidates}).clone().to(device);
     log_prob = log_prob + segment_sum(loc_lp * is_taken, candidate_graph, graphs);
     entropy = entropy - segment_sum(loc_lp.exp() * loc_lp, candidate_graph, graphs);
   }
@@ -310,11 +316,12 @@ std::vector<PolicyStep> PolicyNetwork::act(const std::vector<const Observation*>
   torch::NoGradGuard no_grad;
   PolicyModule& m = impl_->module;
   const ObservationBatch batch = batch_observations(observations);
-  const BatchTensors t = to_tensors(batch);
+  const BatchTensors t = to_tensors(batch, impl_->device);
   const Encoded e = m->encode(t);
-  const torch::Tensor xfer_lp = m->xfer_log_probs(e, t).contiguous();
+  // Sampling reads the probabilities on the host.
+  const torch::Tensor xfer_lp = m->xfer_log_probs(e, t).to(torch::kCPU).contiguous();
   const torch::Tensor xfer_p = xfer_lp.exp().contiguous();
-  const torch::Tensor values = m->values(e).contiguous();
+  const torch::Tensor values = m->values(e).to(torch::kCPU).contiguous();
   const int64_t width = impl_->config.num_xfers + 1;
   std::vector<int32_t> xfers(observations.size());
   for (size_t g = 0; g < observations.size(); ++g) {
@@ -325,7 +332,7 @@ std::vector<PolicyStep> PolicyNetwork::act(const std::vector<const Observation*>
     steps[g].value = values.data_ptr<float>()[g];
   }
   const LocationCandidates c = location_candidates(observations, batch, xfers);
-  const torch::Tensor loc_lp = m->location_log_probs(e, c, xfers, batch.num_graphs).contiguous();
+  const torch::Tensor loc_lp = m->location_log_probs(e, c, xfers, batch.num_graphs).to(torch::kCPU).contiguous();
   // Candidates of one observation are contiguous, in location order.
   int64_t begin = 0;
   for (size_t g = 0; g < observations.size(); ++g) {
@@ -351,15 +358,15 @@ std::vector<float> PolicyNetwork::log_probs(const std::vector<const Observation*
   torch::NoGradGuard no_grad;
   PolicyModule& m = impl_->module;
   const ObservationBatch batch = batch_observations(observations);
-  const BatchTensors t = to_tensors(batch);
+  const BatchTensors t = to_tensors(batch, impl_->device);
   const Encoded e = m->encode(t);
   const torch::Tensor xfer_lp = m->xfer_log_probs(e, t);
   std::vector<int32_t> xfers;
   for (const Action& a : actions) xfers.push_back(a.xfer);
   const LocationCandidates c = location_candidates(observations, batch, xfers);
   const torch::Tensor loc_lp = m->location_log_probs(e, c, xfers, batch.num_graphs);
-  const torch::Tensor xfer_host = xfer_lp.contiguous();
-  const torch::Tensor loc_host = loc_lp.contiguous();
+  const torch::Tensor xfer_host = xfer_lp.to(torch::kCPU).contiguous();
+  const torch::Tensor loc_host = loc_lp.to(torch::kCPU).contiguous();
   const int64_t width = impl_->config.num_xfers + 1;
   std::vector<float> out(observations.size());
   for (size_t g = 0; g < observations.size(); ++g) out[g] = xfer_host.data_ptr<float>()[g * width + actions[g].xfer];
@@ -374,7 +381,7 @@ std::vector<std::vector<float>> PolicyNetwork::graph_embeddings(const std::vecto
   check_xfers(observations, impl_->config.num_xfers);
   torch::NoGradGuard no_grad;
   const ObservationBatch batch = batch_observations(observations);
-  const torch::Tensor graphs = impl_->module->encode(to_tensors(batch)).graphs.contiguous();
+  const torch::Tensor graphs = impl_->module->encode(to_tensors(batch, impl_->device)).graphs.to(torch::kCPU).contiguous();
   std::vector<std::vector<float>> out;
   for (int64_t g = 0; g < graphs.size(0); ++g)
     out.emplace_back(graphs.data_ptr<float>() + g * graphs.size(1), graphs.data_ptr<float>() + (g + 1) * graphs.size(1));
@@ -390,15 +397,33 @@ std::vector<float> PolicyNetwork::values(const std::vector<const Observation*>& 
   if (observations.empty()) return {};
   torch::NoGradGuard no_grad;
   PolicyModule& m = impl_->module;
-  const torch::Tensor v = m->values(m->encode(to_tensors(batch_observations(observations)))).contiguous();
+  const torch::Tensor v =
+      m->values(m->encode(to_tensors(batch_observations(observations), impl_->device))).to(torch::kCPU).contiguous();
   return std::vector<float>(v.data_ptr<float>(), v.data_ptr<float>() + v.numel());
 }
 
 std::string PolicyNetwork::save_parameters() const {
   torch::serialize::OutputArchive archive;
-  impl_->module->save(archive);
+  if (impl_->device.is_cpu()) {
+    impl_->module->save(archive);
+  } else {
+    // Saved from the host, so the bytes load on machines without a GPU.
+    PolicyModule host(impl_->config);
+    torch::NoGradGuard no_grad;
+    auto to = host->named_parameters();
+    for (const auto& item : impl_->module->named_parameters()) to[item.key()].copy_(item.value());
+    host->save(archive);
+  }
   return archive_to_bytes(archive);
 }
+
+void PolicyNetwork::to_device(const std::string& device) {
+  const torch::Device target(device);
+  impl_->module->to(target);
+  impl_->device = target;
+}
+
+std::string PolicyNetwork::device() const { return impl_->device.str(); }
 
 void PolicyNetwork::load_parameters(const std::string& bytes, const std::string& what) {
   torch::serialize::InputArchive archive;

@@ -73,6 +73,12 @@ class PolicyNetwork {
   // Copies another network's parameters (same configuration) into this one.
   void copy_parameters_from(const PolicyNetwork& other);
 
+  // Moves the parameters to "cpu" or "cuda:N" (learner/compute_device.h
+  // resolves a config's request). Move before an optimiser takes them.
+  // Every method keeps working: inputs go to the device, results come back.
+  void to_device(const std::string& device);
+  std::string device() const;
+
   // The embeddings of the observations' graphs, [num observations][2 * hidden]
   // (no gradient): for tests, and the world model's latent state later.
   std::vector<std::vector<float>> graph_embeddings(const std::vector<const Observation*>& observations);

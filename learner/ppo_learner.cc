@@ -40,11 +40,24 @@ double variance(const std::vector<float>& v) {
   return sum / static_cast<double>(v.size());
 }
 
+// Archives load onto the CPU (learner/torch_bytes.h): Adam's moments go
+// back beside the parameters they belong to.
+void move_adam_state(torch::optim::Adam& adam, const torch::Device& device) {
+  for (auto& entry : adam.state()) {
+    auto& state = static_cast<torch::optim::AdamParamState&>(*entry.second);
+    state.exp_avg(state.exp_avg().to(device));
+    state.exp_avg_sq(state.exp_avg_sq().to(device));
+    if (state.max_exp_avg_sq().defined()) state.max_exp_avg_sq(state.max_exp_avg_sq().to(device));
+  }
+}
+
 }  // namespace
 
-PpoLearner::PpoLearner(const PolicyNetworkConfig& network, const PpoOptions& options)
+PpoLearner::PpoLearner(const PolicyNetworkConfig& network, const PpoOptions& options, const std::string& device)
     : options_(options), policy_(network), shuffle_rng_(options.seed) {
   check_options(options_);
+  // Before Adam takes the parameters: its moments are made beside them.
+  policy_.to_device(device);
   optimizer_ = std::make_unique<Optimizer>(Optimizer{torch::optim::Adam(
       policy_.impl().module->parameters(), torch::optim::AdamOptions(options_.learning_rate))});
 }
@@ -113,9 +126,11 @@ UpdateStats PpoLearner::update(const std::vector<const Rollout*>& rollouts) {
       PpoLoss loss;
       if (m > 0) {
         const ActionEvaluation e = evaluate_actions(module, observations, actions);
-        loss = ppo_loss(e.log_prob, torch::from_blob(old_lp.data(), {m}).clone(),
-                        torch::from_blob(adv.data(), {m}).clone(), e.value, torch::from_blob(ret.data(), {m}).clone(),
-                        e.entropy, PpoCoefficients{options_.clip, options_.value_coef, options_.entropy_coef});
+        const torch::Device device = e.value.device();
+        loss = ppo_loss(e.log_prob, torch::from_blob(old_lp.data(), {m}).clone().to(device),
+                        torch::from_blob(adv.data(), {m}).clone().to(device), e.value,
+                        torch::from_blob(ret.data(), {m}).clone().to(device), e.entropy,
+                        PpoCoefficients{options_.clip, options_.value_coef, options_.entropy_coef});
         if (ranks == 1) {
           loss.total.backward();
         } else {
@@ -192,6 +207,7 @@ void PpoLearner::restore_state(const std::string& bytes, const std::string& what
   try {
     loaded->load(policy);
     optimizer_->adam.load(adam);
+    move_adam_state(optimizer_->adam, policy_.impl().device);
   } catch (const c10::Error& e) {
     throw FormatError(what + ": the saved network or optimiser does not fit this configuration (" +
                       std::string(e.what_without_backtrace()) + ")");

@@ -48,8 +48,9 @@ struct UpdateStats {
 
 class PpoLearner {
  public:
-  // Throws UsageError naming a bad option.
-  PpoLearner(const PolicyNetworkConfig& network, const PpoOptions& options);
+  // Throws UsageError naming a bad option. `device`: where the network
+  // trains, "cpu" or "cuda:N" (learner/compute_device.h resolves a request).
+  PpoLearner(const PolicyNetworkConfig& network, const PpoOptions& options, const std::string& device = "cpu");
   ~PpoLearner();
 
   PolicyNetwork& policy() { return policy_; }

@@ -15,7 +15,9 @@ std::string archive_to_bytes(torch::serialize::OutputArchive& archive) {
 
 void archive_from_bytes(torch::serialize::InputArchive& archive, const std::string& bytes, const std::string& what) {
   try {
-    archive.load_from(bytes.data(), bytes.size());
+    // Onto the CPU whatever device wrote it: a GPU learner's checkpoint or
+    // parameters load anywhere, and callers copy to their own device.
+    archive.load_from(bytes.data(), bytes.size(), torch::Device(torch::kCPU));
   } catch (const c10::Error& e) {
     throw FormatError(what + ": not a LibTorch archive (" + std::string(e.what_without_backtrace()) + ")");
   }

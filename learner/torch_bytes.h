@@ -9,7 +9,8 @@
 namespace graphworld {
 
 std::string archive_to_bytes(torch::serialize::OutputArchive& archive);
-// Throws FormatError naming `what` when the bytes are not a LibTorch archive.
+// Tensors load onto the CPU. Throws FormatError naming `what` when the
+// bytes are not a LibTorch archive.
 void archive_from_bytes(torch::serialize::InputArchive& archive, const std::string& bytes, const std::string& what);
 
 // Arbitrary bytes stored in an archive as a uint8 tensor, and back.

@@ -4,12 +4,14 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <thread>
 
 #include "common/atomic_file.h"
 #include "common/checkpoint_file.h"
 #include "common/error.h"
+#include "learner/compute_device.h"
 #include "common/json_writer.h"
 #include "common/stopwatch.h"
 #include "env/onnx/onnx_export.h"
@@ -44,7 +46,9 @@ Trainer::Trainer(const Config& config, std::vector<TrainingGraph> graphs, const 
   const std::string resume_from = resume ? (checkpoint.empty() ? newest_checkpoint(run_dir_) : checkpoint) : "";
   // Everything that can refuse the run is built before the folder exists,
   // so a refused start leaves nothing behind to get in the way of a retry.
-  learner_ = std::make_unique<PpoLearner>(options_.network, options_.ppo);
+  const ResolvedDevice device = resolve_compute_device(options_.device);
+  if (!device.note.empty()) std::cerr << "train: " << device.note << "\n";
+  learner_ = std::make_unique<PpoLearner>(options_.network, options_.ppo, device.device);
   collector_ = std::make_unique<RolloutCollector>(std::move(graphs), matcher, cost, options_.collector);
   actor_ = std::make_unique<PolicyNetwork>(options_.network);
   actor_->copy_parameters_from(learner_->policy());

@@ -19,7 +19,7 @@ constexpr const char* kCheckpointPrefix = "ckpt";
 // count may split reductions differently and round differently.)
 const std::vector<std::string>& resumable_keys() {
   static const std::vector<std::string> keys = {"train.total_env_steps", "train.checkpoint_every",
-                                                "train.keep_checkpoints", "distributed.actors",
+                                                "train.keep_checkpoints", "train.device", "distributed.actors",
                                                 "distributed.heartbeat_timeout_s", "distributed.store_flush_s"};
   return keys;
 }
@@ -47,7 +47,7 @@ void check_resumable(const CheckpointContents& saved, const Config& now, const s
   const std::string difference = changed_setting(saved.config, now);
   if (!difference.empty())
     throw ConfigError(path + ": resuming must keep the run's settings (only train.total_env_steps, "
-                      "train.checkpoint_every, train.keep_checkpoints and the distributed.actors, "
+                      "train.checkpoint_every, train.keep_checkpoints, train.device and the distributed.actors, "
                       "heartbeat_timeout_s and store_flush_s may change): " + difference);
 }
 

@@ -10,6 +10,10 @@ const ConfigSchema& training_config_schema() {
     s.add_int("train.total_env_steps", 200000, 1, int64_t{1} << 40, "stop after this many real environment steps");
     s.add_int("train.seed", 0, 0, INT64_MAX, "seeds the network, the environments and minibatch shuffling");
     s.add_int("train.threads", 1, 1, 256, "LibTorch intra-op threads (1 is fastest for this network's small ops)");
+    s.add_string("train.device", "cpu",
+                 "where the learner's network trains: cpu, or cuda (needs a CUDA-enabled LibTorch and a GPU; "
+                 "without them the learner says so and trains on the CPU). Actors act on the CPU",
+                 {"cpu", "cuda"});
     s.add_bool("train.overlap", true,
                "collect the next rollout on a second thread while the learner updates (one update of policy lag)");
     s.add_int("train.checkpoint_every", 20, 1, 1000000, "write a checkpoint every this many updates");
@@ -83,6 +87,7 @@ TrainingOptions training_options_from(const Config& config) {
   o.checkpoint_every = config.get_int("train.checkpoint_every");
   o.keep_checkpoints = config.get_int("train.keep_checkpoints");
   o.threads = static_cast<int32_t>(config.get_int("train.threads"));
+  o.device = config.get_string("train.device");
   o.overlap = config.get_bool("train.overlap");
   o.cost_model = config.get_string("env.cost_model");
   o.rates = config.get_string("env.rates");

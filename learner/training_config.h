@@ -20,6 +20,7 @@ struct TrainingOptions {
   int64_t checkpoint_every = 0;  // updates
   int64_t keep_checkpoints = 0;
   int32_t threads = 1;
+  std::string device = "cpu";  // train.device as asked ("cpu" or "cuda"); resolve_compute_device says what runs
   bool overlap = true;  // collect the next rollout while updating on the last
   std::string cost_model, rates, rules;
   std::string cost_table;  // measured/cuda runs: the table every actor prices from ("" = measure at start)

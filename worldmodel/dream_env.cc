@@ -56,21 +56,24 @@ DreamEnv::DreamEnv(const WorldModel& model, const torch::Tensor& starts, DreamOp
     throw UsageError("a dream needs at least one real initial state of " + std::to_string(model_->encoder_input_dim()) +
                      " encoder inputs");
   torch::NoGradGuard no_grad;
-  const torch::Tensor x = starts.to(torch::kFloat);
+  // The dream runs where the model is (WorldModel::Impl::to_device).
+  device_ = model_->device();
+  const torch::TensorOptions on(device_);
+  const torch::Tensor x = starts.to(device_, torch::kFloat);
   start_z_ = model_->encoder->encode(x);
-  start_mask_ = torch::cat({x.narrow(1, kSummaryDim, v) > 0.5, torch::ones({x.size(0), 1}, torch::kBool)}, 1);
+  start_mask_ = torch::cat({x.narrow(1, kSummaryDim, v) > 0.5, torch::ones({x.size(0), 1}, on.dtype(torch::kBool))}, 1);
   start_locations_ = x.narrow(1, kSummaryDim + v, v);
   const int64_t b = options.batch;
-  z_ = torch::zeros({b, model_->config.latent_dim});
-  h_ = torch::zeros({b, model_->config.hidden});
-  c_ = torch::zeros({b, model_->config.hidden});
-  mask_ = torch::zeros({b, v + 1}, torch::kBool);
-  locations_ = torch::zeros({b, v});
-  counts_ = torch::zeros({b, v});
-  steps_ = torch::zeros({b}, torch::kInt64);
-  returns_ = torch::zeros({b});
-  start_ = torch::zeros({b}, torch::kInt64);
-  restart(torch::ones({b}, torch::kBool));
+  z_ = torch::zeros({b, model_->config.latent_dim}, on);
+  h_ = torch::zeros({b, model_->config.hidden}, on);
+  c_ = torch::zeros({b, model_->config.hidden}, on);
+  mask_ = torch::zeros({b, v + 1}, on.dtype(torch::kBool));
+  locations_ = torch::zeros({b, v}, on);
+  counts_ = torch::zeros({b, v}, on);
+  steps_ = torch::zeros({b}, on.dtype(torch::kInt64));
+  returns_ = torch::zeros({b}, on);
+  start_ = torch::zeros({b}, on.dtype(torch::kInt64));
+  restart(torch::ones({b}, on.dtype(torch::kBool)));
 }
 
 void DreamEnv::restart(const torch::Tensor& rows) {
@@ -78,14 +81,15 @@ void DreamEnv::restart(const torch::Tensor& rows) {
   const int64_t n = index.numel();
   if (n == 0) return;
   const int64_t s = start_z_.size(0);
-  const torch::Tensor picks = torch::remainder(torch::arange(next_start_, next_start_ + n, torch::kInt64), s);
+  const torch::Tensor picks =
+      torch::remainder(torch::arange(next_start_, next_start_ + n, torch::TensorOptions(device_).dtype(torch::kInt64)), s);
   next_start_ = (next_start_ + n) % s;
   z_.index_put_({index}, start_z_.index_select(0, picks));
   mask_.index_put_({index}, start_mask_.index_select(0, picks));
   locations_.index_put_({index}, start_locations_.index_select(0, picks));
   counts_.index_put_({index}, WorldModel::Impl::location_counts(start_locations_.index_select(0, picks)));
-  h_.index_put_({index}, torch::zeros({n, h_.size(1)}));
-  c_.index_put_({index}, torch::zeros({n, c_.size(1)}));
+  h_.index_put_({index}, torch::zeros({n, h_.size(1)}, torch::TensorOptions(device_)));
+  c_.index_put_({index}, torch::zeros({n, c_.size(1)}, torch::TensorOptions(device_)));
   steps_.index_put_({index}, 0);
   returns_.index_put_({index}, 0.0);
   start_.index_put_({index}, picks);
@@ -96,7 +100,7 @@ DreamStepResult DreamEnv::step(const torch::Tensor& actions) {
   const int64_t b = options_.batch, v = model_->vocabulary.size();
   if (actions.dim() != 1 || actions.size(0) != b)
     throw UsageError("a dream step takes one action per row (" + std::to_string(b) + ")");
-  const torch::Tensor a = actions.to(torch::kInt64);
+  const torch::Tensor a = actions.to(device_, torch::kInt64);
   if ((a < 0).any().item<bool>() || (a > v).any().item<bool>())
     throw UsageError("a dream action is outside the vocabulary [0, " + std::to_string(v) + "]");
   const torch::Tensor allowed = mask_.gather(1, a.unsqueeze(1)).squeeze(1);
@@ -125,7 +129,7 @@ DreamStepResult DreamEnv::step(const torch::Tensor& actions) {
       change = change.scatter(1, rule, capped.unsqueeze(1));
     }
   }
-  result.reward = torch::where(a == v, torch::zeros({b}), reward);
+  result.reward = torch::where(a == v, torch::zeros({b}, torch::TensorOptions(device_)), reward);
   h_ = std::get<0>(out.state).squeeze(0);
   c_ = std::get<1>(out.state).squeeze(0);
   GaussianMixture next{out.next_z.logits.squeeze(0), out.next_z.means.squeeze(0), out.next_z.log_sigma.squeeze(0)};

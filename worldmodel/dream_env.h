@@ -55,7 +55,8 @@ class DreamEnv {
   const torch::Tensor& mask() const { return mask_; }    // [B, V + 1] bool
   const torch::Tensor& start_index() const { return start_; }  // [B] int64: the start each row's episode began from
 
-  // `actions` [B] int64 vocabulary indices (V = NO-OP).
+  // `actions` [B] int64 vocabulary indices (V = NO-OP). Results are on the
+  // model's device.
   DreamStepResult step(const torch::Tensor& actions);
   int64_t batch() const { return options_.batch; }
 
@@ -63,6 +64,7 @@ class DreamEnv {
   void restart(const torch::Tensor& rows);  // bool [B]
 
   WorldModel::Impl* model_;
+  torch::Device device_{torch::kCPU};  // the model's: every state tensor lives there
   DreamOptions options_;
   torch::Generator generator_;
   torch::Tensor start_z_, start_mask_, start_locations_;  // [S, D], [S, V + 1], [S, V]

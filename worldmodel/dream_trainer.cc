@@ -40,7 +40,10 @@ DreamBatch collect_dream_batch(DreamEnv& env, DreamController& controller, int32
   batch.steps = horizon;
   for (int32_t t = 0; t < horizon; ++t) {
     const ControllerOutput out = controller->forward(env.z(), env.hidden(), env.mask());
-    const torch::Tensor action = torch::multinomial(torch::softmax(out.logits, -1), 1, false, generator).squeeze(1);
+    // Drawn on the CPU generator wherever the dream runs (the same seed, the same dream).
+    const torch::Tensor action = torch::multinomial(torch::softmax(out.logits, -1).to(torch::kCPU), 1, false, generator)
+                                     .squeeze(1)
+                                     .to(out.logits.device());
     zs.push_back(env.z());
     hs.push_back(env.hidden());
     masks.push_back(env.mask());
@@ -53,15 +56,17 @@ DreamBatch collect_dream_batch(DreamEnv& env, DreamController& controller, int32
     batch.episodes += r.done.sum().item<int64_t>();
     batch.return_sum += r.episode_return.sum().item<double>();
   }
-  batch.bootstrap = controller->forward(env.z(), env.hidden(), env.mask()).value.contiguous();
-  batch.z = torch::cat(zs).contiguous();
-  batch.h = torch::cat(hs).contiguous();
-  batch.mask = torch::cat(masks).contiguous();
-  batch.action = torch::cat(actions).contiguous();
-  batch.log_prob = torch::cat(log_probs).contiguous();
-  batch.value = torch::cat(values).contiguous();
-  batch.reward = torch::cat(rewards).contiguous();
-  batch.done = torch::cat(dones).contiguous();
+  // A batch is host memory: it is sent, and learned from, on the CPU.
+  auto host = [](const torch::Tensor& t) { return t.to(torch::kCPU).contiguous(); };
+  batch.bootstrap = host(controller->forward(env.z(), env.hidden(), env.mask()).value);
+  batch.z = host(torch::cat(zs));
+  batch.h = host(torch::cat(hs));
+  batch.mask = host(torch::cat(masks));
+  batch.action = host(torch::cat(actions));
+  batch.log_prob = host(torch::cat(log_probs));
+  batch.value = host(torch::cat(values));
+  batch.reward = host(torch::cat(rewards));
+  batch.done = host(torch::cat(dones));
   return batch;
 }
 

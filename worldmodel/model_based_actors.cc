@@ -185,6 +185,12 @@ class DreamWork final : public ActorWork {
     dream_ = false;
     if (!p.dream || p.generation == 0 || p.world_model != models_.model_bytes) env_.reset();
     models_.take(p, what);
+    if (models_.model && options_.device != "cpu") {
+      // Parameters arrive as host bytes; the dream runs on the device.
+      const torch::Device device(options_.device);
+      if (models_.model.get() != before) models_.model->impl().to_device(device);
+      models_.controller->to(device);
+    }
     if (!models_.model) {
       env_.reset();
     } else if (!env_ || models_.model.get() != before) {

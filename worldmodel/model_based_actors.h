@@ -44,6 +44,7 @@ struct DreamActorOptions {
   double tau = 1.0;       // the world model's sampling temperature
   int32_t threads = 1;    // LibTorch threads
   uint64_t seed = 0;
+  std::string device = "cpu";  // where the dream runs: "cpu" or "cuda:N" (learner/compute_device.h resolves)
 };
 std::unique_ptr<ActorWork> make_dream_work(DreamActorOptions options);
 

@@ -57,6 +57,16 @@ struct WorldModel::Impl {
   MdnRnn rnn{nullptr};
 
   Impl(WorldModelConfig config, XferVocabulary vocabulary, WorldModelInfo info);
+  // Moves the networks and the saved tensors (starts, support clamps) to a
+  // device, "cpu" or "cuda:N": a dream actor on a GPU. Files and bytes are
+  // always written from and read to the CPU.
+  void to_device(const torch::Device& device) {
+    encoder->to(device);
+    rnn->to(device);
+    for (torch::Tensor* t : {&starts, &self_change_max, &reward_max})
+      if (t->defined()) *t = t->to(device);
+  }
+  torch::Device device() { return rnn->parameters().front().device(); }
   int64_t encoder_input_dim() const { return kSummaryDim + 2 * vocabulary.size(); }
   // The MDN-RNN's input beside z: mask [V], log locations [V], action [V + 3].
   int64_t action_dim() const { return 3 * vocabulary.size() + 3; }
@@ -102,7 +112,7 @@ struct WorldModel::Impl {
   // location 0, with `steps_after` [B] (int64) steps taken after them.
   torch::Tensor action_input(const torch::Tensor& choice, const torch::Tensor& steps_after) const {
     const int64_t v = vocabulary.size();
-    torch::Tensor action = torch::zeros({choice.size(0), v + 3});
+    torch::Tensor action = torch::zeros({choice.size(0), v + 3}, torch::TensorOptions(choice.device()));
     action.scatter_(1, choice.unsqueeze(1), 1.0);
     action.select(1, v + 2).copy_(steps_after.to(torch::kFloat) / static_cast<double>(std::max(1, info.max_steps)));
     return action;
