@@ -10,7 +10,7 @@ namespace graphworld {
 
 bool cuda_available() { return torch::cuda::is_available(); }
 
-ResolvedDevice resolve_compute_device(const std::string& requested, const std::string& key) {
+ResolvedDevice resolve_compute_device(const std::string& requested, const std::string& key, int32_t rank) {
   ResolvedDevice r;
   if (requested == "cpu") return r;
   std::smatch m;
@@ -23,8 +23,8 @@ ResolvedDevice resolve_compute_device(const std::string& requested, const std::s
              ": training on the CPU (build against a CUDA LibTorch on a GPU machine, see DESIGN.md, to use one)";
     return r;
   }
-  const int64_t index = m[1].matched ? std::stoll(m[1].str()) : 0;
   const int64_t count = static_cast<int64_t>(torch::cuda::device_count());
+  const int64_t index = m[1].matched ? std::stoll(m[1].str()) : std::max<int32_t>(rank, 0) % std::max<int64_t>(count, 1);
   if (index >= count)
     throw UsageError(key + " is " + requested + " but this machine has " + std::to_string(count) +
                      " GPU(s) (cuda:0 to cuda:" + std::to_string(count - 1) + ")");

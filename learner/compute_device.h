@@ -4,6 +4,7 @@
 // on the CPU and says so, rather than failing hours into a queue.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace graphworld {
@@ -13,8 +14,11 @@ struct ResolvedDevice {
   std::string note;            // why it differs from the request; empty if it does not
 };
 
-// UsageError for a name that is neither (naming `key`).
-ResolvedDevice resolve_compute_device(const std::string& requested, const std::string& key = "train.device");
+// UsageError for a name that is neither (naming `key`). A plain "cuda"
+// gives data-parallel rank R the GPU R modulo the GPUs it sees (under
+// srun --gpus-per-task=1 each rank sees one: cuda:0).
+ResolvedDevice resolve_compute_device(const std::string& requested, const std::string& key = "train.device",
+                                      int32_t rank = 0);
 
 // True if this LibTorch was built with CUDA and sees at least one GPU.
 bool cuda_available();

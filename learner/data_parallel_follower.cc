@@ -1,6 +1,7 @@
 #include "learner/data_parallel_follower.h"
 
 #include <cstring>
+#include <iostream>
 
 #include "common/error.h"
 #include "learner/compute_device.h"
@@ -47,7 +48,8 @@ std::string follower_stop() { return std::string(1, kStop); }
 FollowerCounters follow_data_parallel(DataParallelGroup& group, const TrainingOptions& options, int32_t num_graphs) {
   ComputeThreads threads(options.threads);
   // Each rank on its own device: srun --gpus-per-task shows a rank one GPU.
-  const ResolvedDevice device = resolve_compute_device(options.device);
+  const ResolvedDevice device = resolve_compute_device(options.device, "train.device", group.rank());
+  if (!device.note.empty()) std::cerr << "learner rank " << group.rank() << ": " << device.note << "\n";
   PpoLearner learner(options.network, options.ppo, device.device);
   std::string run_id, state;
   group.broadcast_bytes(run_id);

@@ -79,5 +79,11 @@ struct PolicyNetwork::Impl {
 
 // The device a module's parameters live on.
 torch::Device module_device(PolicyModule& module);
+// A new module with `config.seed`'s initial parameters, drawn without
+// disturbing torch's global random stream for anyone else.
+PolicyModule seeded_module(const PolicyNetworkConfig& config);
+// The network's parameters in a module on the CPU (what files and
+// messages hold, whatever the network's device).
+PolicyModule host_copy(const PolicyNetwork::Impl& impl);
 
 }  // namespace graphworld

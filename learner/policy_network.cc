@@ -261,16 +261,32 @@ PolicyNetwork::PolicyNetwork(const PolicyNetworkConfig& config) : impl_(std::mak
   if (config.message_rounds < 0 || config.message_rounds > 16)
     throw UsageError("policy network: message_rounds must be in [0, 16]");
   impl_->config = config;
+  impl_->module = seeded_module(config);
+}
+
+namespace {
+std::mutex seeding;
+}  // namespace
+
+PolicyModule seeded_module(const PolicyNetworkConfig& config) {
   // Parameters are drawn from torch's global generator: seed it for this
   // construction only, and give it back as it was, so building a network
   // does not reset every other user's random stream.
-  static std::mutex seeding;
   std::lock_guard<std::mutex> lock(seeding);
   at::Generator generator = at::detail::getDefaultCPUGenerator();
   const at::Tensor saved = generator.get_state();
   generator.set_current_seed(config.seed);
-  impl_->module = PolicyModule(config);
+  PolicyModule module(config);
   generator.set_state(saved);
+  return module;
+}
+
+PolicyModule host_copy(const PolicyNetwork::Impl& impl) {
+  PolicyModule host = seeded_module(impl.config);
+  torch::NoGradGuard no_grad;
+  auto to = host->named_parameters();
+  for (const auto& item : impl.module->named_parameters()) to[item.key()].copy_(item.value());
+  return host;
 }
 
 PolicyNetwork::~PolicyNetwork() = default;
@@ -408,11 +424,7 @@ std::string PolicyNetwork::save_parameters() const {
     impl_->module->save(archive);
   } else {
     // Saved from the host, so the bytes load on machines without a GPU.
-    PolicyModule host(impl_->config);
-    torch::NoGradGuard no_grad;
-    auto to = host->named_parameters();
-    for (const auto& item : impl_->module->named_parameters()) to[item.key()].copy_(item.value());
-    host->save(archive);
+    host_copy(*impl_)->save(archive);
   }
   return archive_to_bytes(archive);
 }

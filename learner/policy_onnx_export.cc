@@ -46,7 +46,7 @@ class OnnxGraphBuilder {
 
   // A float initializer from a (contiguous) tensor.
   std::string weight(const std::string& name, const torch::Tensor& value) {
-    const torch::Tensor t = value.detach().to(torch::kFloat32).contiguous();
+    const torch::Tensor t = value.detach().to(torch::kCPU, torch::kFloat32).contiguous();
     onnx::TensorProto* init = graph_->add_initializer();
     init->set_name(name);
     init->set_data_type(onnx::TensorProto::FLOAT);

@@ -182,8 +182,17 @@ UpdateStats PpoLearner::update(const std::vector<const Rollout*>& rollouts) {
 
 std::string PpoLearner::save_state() const {
   torch::serialize::OutputArchive archive, policy, adam;
-  policy_.impl().module->save(policy);
-  optimizer_->adam.save(adam);
+  // Host tensors, so a GPU learner's checkpoint loads anywhere.
+  const torch::Device device = policy_.impl().device;
+  if (device.is_cpu()) {
+    policy_.impl().module->save(policy);
+    optimizer_->adam.save(adam);
+  } else {
+    host_copy(policy_.impl())->save(policy);
+    move_adam_state(optimizer_->adam, torch::kCPU);
+    optimizer_->adam.save(adam);
+    move_adam_state(optimizer_->adam, device);
+  }
   archive.write("policy", policy);
   archive.write("adam", adam);
   std::ostringstream rng;

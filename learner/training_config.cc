@@ -11,8 +11,8 @@ const ConfigSchema& training_config_schema() {
     s.add_int("train.seed", 0, 0, INT64_MAX, "seeds the network, the environments and minibatch shuffling");
     s.add_int("train.threads", 1, 1, 256, "LibTorch intra-op threads (1 is fastest for this network's small ops)");
     s.add_string("train.device", "cpu",
-                 "where the learner's network trains: cpu, or cuda (needs a CUDA-enabled LibTorch and a GPU; "
-                 "without them the learner says so and trains on the CPU). Actors act on the CPU",
+                 "where the learner's network trains and dream actors dream: cpu, or cuda (needs a CUDA-enabled "
+                 "LibTorch and a GPU; without them each says so and runs on the CPU). Real actors act on the CPU",
                  {"cpu", "cuda"});
     s.add_bool("train.overlap", true,
                "collect the next rollout on a second thread while the learner updates (one update of policy lag)");

@@ -58,8 +58,9 @@ struct WorldModel::Impl {
 
   Impl(WorldModelConfig config, XferVocabulary vocabulary, WorldModelInfo info);
   // Moves the networks and the saved tensors (starts, support clamps) to a
-  // device, "cpu" or "cuda:N": a dream actor on a GPU. Files and bytes are
-  // always written from and read to the CPU.
+  // device, "cpu" or "cuda:N": a dream actor on a GPU. Bytes are read to
+  // the CPU; a model moved to a GPU is not saved again (only learners save,
+  // and they train on the CPU).
   void to_device(const torch::Device& device) {
     encoder->to(device);
     rnn->to(device);
