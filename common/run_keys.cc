@@ -14,6 +14,8 @@ std::string learner_key(const std::string& run_dir) { return keys_dir(run_dir) +
 std::string actor_key(const std::string& run_dir) { return keys_dir(run_dir) + "/actor.key"; }
 }  // namespace
 
+bool is_launcher_entry(const std::string& name) { return name == "keys" || name == "slurm"; }
+
 bool run_has_keys(const std::string& run_dir) { return fs::is_directory(keys_dir(run_dir)); }
 
 void make_run_keys(const std::string& run_dir) {

@@ -14,6 +14,10 @@
 
 namespace graphworld {
 
+// What `graphworld launch` puts in a run folder before its learner starts
+// (the keys and RUN/slurm): a new run may begin in a folder holding only these.
+bool is_launcher_entry(const std::string& name);
+
 // True if the run folder holds keys (the run uses CURVE).
 bool run_has_keys(const std::string& run_dir);
 // Makes the run's two key pairs unless they exist. Error if they cannot be

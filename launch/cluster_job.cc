@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "common/run_keys.h"
 #include "learner/training_checkpoint.h"
 #include "launch/child_process.h"
 #include "launch/cluster_config.h"
@@ -70,10 +71,8 @@ int run_cluster_job(const std::string& run_dir) {
   const bool resume = fs::exists(run_dir + "/config.yaml");
   if (!resume) {
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(run_dir, ec)) {
-      const std::string name = entry.path().filename().string();
-      if (name != "slurm" && name != "keys") fs::remove_all(entry.path(), ec);
-    }
+    for (const auto& entry : fs::directory_iterator(run_dir, ec))
+      if (!is_launcher_entry(entry.path().filename().string())) fs::remove_all(entry.path(), ec);
   }
   const std::string restarts = environment("SLURM_RESTART_COUNT");
   std::string where = nodes.learner.front();

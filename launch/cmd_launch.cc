@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "common/atomic_file.h"
+#include "common/checkpoint_file.h"
 #include "common/error.h"
 #include "common/json_writer.h"
 #include "common/run_keys.h"
@@ -118,18 +119,10 @@ int submit(const CliArgs& args) {
   return 0;
 }
 
-// The run's own progress, from its folder: the newest checkpoint and the
-// last metrics row's step count.
+// The name of the run's newest checkpoint ("" before the first).
 std::string newest_checkpoint_name(const std::string& run_dir) {
-  std::string newest;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(run_dir + "/checkpoints", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (entry.path().extension() == ".ckpt" && (newest.empty() || name.size() > newest.size() ||
-                                                (name.size() == newest.size() && name > newest)))
-      newest = name;
-  }
-  return newest;
+  const std::vector<std::string> found = list_numbered_files(run_dir + "/checkpoints", "ckpt");
+  return found.empty() ? std::string() : fs::path(found.back()).filename().string();
 }
 
 int status(const CliArgs& args) {

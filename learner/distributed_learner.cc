@@ -35,8 +35,7 @@ bool holds_run_files(const std::string& run_dir) {
   std::error_code ec;
   if (!fs::exists(run_dir, ec)) return false;
   for (const auto& entry : fs::directory_iterator(run_dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name != "slurm" && name != "keys") return true;
+    if (!is_launcher_entry(entry.path().filename().string())) return true;
   }
   return false;
 }
