@@ -295,14 +295,21 @@ class ModelBasedLearner final : public LearnerExtension {
       all.insert(all.end(), held_out.begin(), held_out.end());
       model->impl().set_starts(all);
       model->info().trained_steps = count_steps(train) + count_steps(held_out);
-      return held_out.empty() ? WorldModelAccuracy{} : model->evaluate(held_out);
+      TrainingOutcome outcome;
+      outcome.train_losses = model->losses(train);
+      if (!held_out.empty()) {
+        outcome.accuracy = model->evaluate(held_out);
+        outcome.held_out_losses = model->losses(held_out);
+      }
+      return outcome;
     });
     log("round " + std::to_string(round_) + ": training the world model on " + std::to_string(data_.size()) +
         " episodes (" + std::to_string(held_out_.size()) + " held out)");
   }
 
   void finish_training(UpdateReport& report) {
-    const WorldModelAccuracy accuracy = training_.get();  // rethrows what training threw
+    const TrainingOutcome outcome = training_.get();  // rethrows what training threw
+    const WorldModelAccuracy& accuracy = outcome.accuracy;
     const double seconds = std::chrono::duration<double>(Clock::now() - training_started_).count();
     if (!controller_) {
       controller_ = make_controller(*model_, options_.agent.seed);
@@ -321,6 +328,16 @@ class ModelBasedLearner final : public LearnerExtension {
     report.extra.emplace_back("held_out_done_accuracy", accuracy.done_accuracy);
     report.extra.emplace_back("held_out_reward_mae", accuracy.reward_mae);
     report.extra.emplace_back("held_out_z_nll", accuracy.z_nll);
+    // The kept model's loss per head (what the report plots per round).
+    for (const auto& [split, losses] : {std::pair<const char*, const WorldModelHeadLosses&>{"train", outcome.train_losses},
+                                        {"held_out", outcome.held_out_losses}}) {
+      const std::string prefix = std::string("wm_") + split + "_loss_";
+      report.extra.emplace_back(prefix + "z_nll", losses.z_nll);
+      report.extra.emplace_back(prefix + "reward", losses.reward);
+      report.extra.emplace_back(prefix + "done", losses.done);
+      report.extra.emplace_back(prefix + "mask", losses.mask);
+      report.extra.emplace_back(prefix + "locations", losses.locations);
+    }
     dream_updates_ = 0;
     dreams_.clear();
     enter(Phase::kDream, 0);
@@ -376,7 +393,12 @@ class ModelBasedLearner final : public LearnerExtension {
   DreamController controller_{nullptr};
   std::unique_ptr<torch::optim::Adam> optimizer_;
   std::deque<DreamBatch> dreams_;  // accepted, not yet learned from (at most 2)
-  std::future<WorldModelAccuracy> training_;
+  // What a round's world-model training yields besides the model.
+  struct TrainingOutcome {
+    WorldModelAccuracy accuracy;  // on the held-out episodes (zero without them)
+    WorldModelHeadLosses train_losses, held_out_losses;
+  };
+  std::future<TrainingOutcome> training_;
   Clock::time_point training_started_;
   std::string world_model_bytes_, controller_bytes_, blob_;
 };
