@@ -9,12 +9,14 @@
 
 #include "common/error.h"
 #include "learner/data_parallel_ops.h"
+#include "learner/nccl_all_reduce.h"
 
 namespace graphworld {
 
 struct DataParallelGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+  std::unique_ptr<NcclAllReduce> nccl;  // GPU learners' gradients (use_nccl_for_gradients)
   int32_t rank = 0, size = 1;
 
   void wait(c10::intrusive_ptr<c10d::Work> work, const char* what) {
@@ -93,7 +95,62 @@ void DataParallelGroup::all_reduce_sum(double* values, size_t count) {
   std::memcpy(values, t[0].data_ptr<double>(), count * sizeof(double));
 }
 
+bool DataParallelGroup::use_nccl_for_gradients(int cuda_device) {
+  // Every rank must agree: one rank on the CPU (a node without a GPU, a
+  // build without NCCL) keeps the whole group on gloo.
+  double able = cuda_device >= 0 && nccl_compiled() ? 1.0 : 0.0;
+  all_reduce_sum(&able, 1);
+  if (able < static_cast<double>(impl_->size) - 0.5) return false;
+  std::string id = impl_->rank == 0 ? nccl_unique_id() : std::string();
+  broadcast_bytes(id);
+  impl_->nccl = std::make_unique<NcclAllReduce>(id, impl_->rank, impl_->size, cuda_device);
+  return true;
+}
+
+bool DataParallelGroup::gradients_by_nccl() const { return impl_->nccl != nullptr; }
+
+namespace {
+
+// The GPU path: the gradients summed where they are, by NCCL.
+void all_reduce_gradients_on_device(NcclAllReduce& nccl, const std::vector<torch::Tensor>& parameters) {
+  std::vector<torch::Tensor> flat;
+  std::vector<float> held;
+  const torch::Device device = parameters.front().device();
+  for (const torch::Tensor& p : parameters) {
+    const torch::Tensor g = p.grad();
+    flat.push_back(g.defined() ? g.reshape({-1}).to(torch::kFloat32)
+                               : torch::zeros({p.numel()}, torch::TensorOptions().dtype(torch::kFloat32).device(device)));
+    held.push_back(g.defined() ? 1.0f : 0.0f);
+  }
+  flat.push_back(torch::tensor(held, torch::kFloat32).to(device));
+  torch::Tensor buffer = torch::cat(flat).contiguous();
+  nccl.sum_in_place(buffer.data_ptr<float>(), static_cast<size_t>(buffer.numel()));
+  const int64_t total = buffer.numel() - static_cast<int64_t>(parameters.size());
+  const torch::Tensor holders = buffer.narrow(0, total, static_cast<int64_t>(parameters.size())).to(torch::kCPU);
+  int64_t offset = 0;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    torch::Tensor p = parameters[i];
+    const int64_t n = p.numel();
+    if (holders[static_cast<int64_t>(i)].item<float>() == 0.0f) {
+      p.mutable_grad() = torch::Tensor();
+    } else {
+      const torch::Tensor summed = buffer.narrow(0, offset, n).view(p.sizes()).to(p.scalar_type());
+      if (p.grad().defined())
+        p.mutable_grad().copy_(summed);
+      else
+        p.mutable_grad() = summed.clone();
+    }
+    offset += n;
+  }
+}
+
+}  // namespace
+
 void all_reduce_gradients(DataParallelGroup& group, const std::vector<torch::Tensor>& parameters) {
+  if (group.impl().nccl && !parameters.empty() && parameters.front().is_cuda()) {
+    all_reduce_gradients_on_device(*group.impl().nccl, parameters);
+    return;
+  }
   // One buffer: every gradient flattened, then one flag per parameter that
   // counts the ranks holding a gradient for it. A parameter no rank's
   // share reached keeps no gradient, as with one learner (Adam skips it).

@@ -1,7 +1,8 @@
 // Data-parallel learner ranks: several learner processes (across nodes,
 // or one per GPU) that keep identical parameters by averaging gradients
-// with LibTorch's c10d process groups (gloo here; NCCL needs a CUDA
-// LibTorch).
+// with LibTorch's c10d process groups: gloo, on CPUs and as the group's
+// messenger everywhere; learners on GPUs sum their gradients with NCCL
+// (learner/nccl_all_reduce.h) where the build has it.
 //
 // Rank 0 is the learner the actors know: it receives trajectories, keeps
 // the store, checkpoints and publishes parameters. For each update it sends
@@ -46,6 +47,11 @@ class DataParallelGroup {
   void broadcast_bytes(std::string& bytes);
   // Sums `values` element-wise over the ranks, in place.
   void all_reduce_sum(double* values, size_t count);
+  // Collective: gradients go GPU to GPU with NCCL from now on when every
+  // rank trains on a GPU (`cuda_device` >= 0) and was built with NCCL;
+  // otherwise they keep going through host memory with gloo. Returns which.
+  bool use_nccl_for_gradients(int cuda_device);
+  bool gradients_by_nccl() const;
 
   struct Impl;  // the c10d process group, for learner/*.cc (data_parallel_ops.h)
   Impl& impl() { return *impl_; }

@@ -64,6 +64,13 @@ PpoLearner::PpoLearner(const PolicyNetworkConfig& network, const PpoOptions& opt
 
 PpoLearner::~PpoLearner() = default;
 
+void PpoLearner::set_data_parallel(DataParallelGroup* group) {
+  group_ = group;
+  if (!group_) return;
+  const torch::Device device(policy_.device());
+  group_->use_nccl_for_gradients(device.is_cuda() ? std::max<int>(device.index(), 0) : -1);
+}
+
 UpdateStats PpoLearner::update(const std::vector<const Rollout*>& rollouts) {
   Stopwatch clock;
   // Flatten the steps, with GAE computed per segment (its own time order).

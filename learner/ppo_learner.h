@@ -64,7 +64,9 @@ class PpoLearner {
 
   // Joins a data-parallel group (learner/data_parallel.h); nullptr leaves
   // it. The group must outlive the learner's updates.
-  void set_data_parallel(DataParallelGroup* group) { group_ = group; }
+  // Collective (every rank calls it at the same point): gradients are summed
+  // over the group from now on, with NCCL where every rank is on a GPU.
+  void set_data_parallel(DataParallelGroup* group);
 
   std::string save_state() const;
   // Throws FormatError (naming `what`) when the bytes are not a learner state

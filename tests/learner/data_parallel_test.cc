@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "learner/data_parallel.h"
+#include "learner/nccl_all_reduce.h"
 #include "learner/policy_module.h"
 #include "learner/ppo_learner.h"
 #include "tests/learner/training_fixture.h"
@@ -57,12 +58,14 @@ uint16_t free_port() {
   return static_cast<uint16_t>(20000 + (getpid() % 20000));
 }
 
-TEST(DataParallel, TwoGlooRanksMatchOneLearnerWithTheSameBatch) {
+// Two ranks on `devices` against one learner on devices[0] with the same
+// batch; `expect_nccl`: whether the gradients must go by NCCL.
+void expect_two_ranks_match_one_learner(const std::vector<std::string>& devices, bool expect_nccl, uint16_t port) {
   const std::vector<Rollout> rollouts = some_rollouts();
   std::vector<const Rollout*> batch;
   for (const Rollout& r : rollouts) batch.push_back(&r);
 
-  PpoLearner single(network_config(), ppo_options());
+  PpoLearner single(network_config(), ppo_options(), devices[0]);
   UpdateStats single_stats;
   single_stats = single.update(batch);
   const std::vector<float> expected = flat_parameters(single);
@@ -70,7 +73,7 @@ TEST(DataParallel, TwoGlooRanksMatchOneLearnerWithTheSameBatch) {
   std::vector<std::vector<float>> got(2);
   std::vector<UpdateStats> stats(2);
   std::vector<std::string> errors(2);
-  const uint16_t port = free_port();
+  std::vector<int> by_nccl(2, -1);
   auto rank_main = [&](int32_t rank) {
     try {
       DataParallelOptions o;
@@ -81,8 +84,9 @@ TEST(DataParallel, TwoGlooRanksMatchOneLearnerWithTheSameBatch) {
       o.connect_timeout_s = 60;
       o.collective_timeout_s = 120;
       DataParallelGroup group(o);
-      PpoLearner learner(network_config(), ppo_options());
+      PpoLearner learner(network_config(), ppo_options(), devices[static_cast<size_t>(rank)]);
       learner.set_data_parallel(&group);
+      by_nccl[static_cast<size_t>(rank)] = group.gradients_by_nccl() ? 1 : 0;
       stats[static_cast<size_t>(rank)] = learner.update(batch);
       got[static_cast<size_t>(rank)] = flat_parameters(learner);
     } catch (const std::exception& e) {
@@ -94,6 +98,8 @@ TEST(DataParallel, TwoGlooRanksMatchOneLearnerWithTheSameBatch) {
   r1.join();
   ASSERT_EQ(errors[0], "");
   ASSERT_EQ(errors[1], "");
+  EXPECT_EQ(by_nccl[0], expect_nccl ? 1 : 0);
+  EXPECT_EQ(by_nccl[1], expect_nccl ? 1 : 0);
   ASSERT_EQ(got[0].size(), expected.size());
   // The ranks agree exactly (the same summed gradient, the same Adam step).
   EXPECT_EQ(got[0], got[1]);
@@ -119,6 +125,19 @@ TEST(DataParallel, TwoGlooRanksMatchOneLearnerWithTheSameBatch) {
   EXPECT_NEAR(stats[0].entropy, single_stats.entropy, 1e-4);
   EXPECT_NEAR(stats[0].approx_kl, single_stats.approx_kl, 1e-5);
   EXPECT_NEAR(stats[0].clip_fraction, single_stats.clip_fraction, 1e-6);
+}
+
+TEST(DataParallel, TwoGlooRanksMatchOneLearnerWithTheSameBatch) {
+  expect_two_ranks_match_one_learner({"cpu", "cpu"}, /*expect_nccl=*/false, free_port());
+}
+
+// Runs only with a CUDA LibTorch, a build with NCCL and two GPUs (NCCL
+// gives each rank its own device).
+TEST(DataParallel, TwoNcclRanksOnGpusMatchOneLearner) {
+  if (!torch::cuda::is_available() || torch::cuda::device_count() < 2)
+    GTEST_SKIP() << "needs two GPUs visible to a CUDA LibTorch";
+  if (!nccl_compiled()) GTEST_SKIP() << "this build has no NCCL";
+  expect_two_ranks_match_one_learner({"cuda:0", "cuda:1"}, /*expect_nccl=*/true, static_cast<uint16_t>(free_port() + 3));
 }
 
 TEST(DataParallel, BroadcastCarriesRankZerosBytes) {
