@@ -39,15 +39,22 @@ CliArgs::CliArgs(const CliCommand& command, const std::vector<std::string>& args
         flags_[option->name] = true;
       } else if (has_inline) {
         values_[option->name] = inline_value;
+        repeated_values_[option->name].push_back(inline_value);
       } else {
         if (i + 1 >= args.size())
           throw UsageError("option " + option->name + " needs a value (" + option->value_name + ")" + see_help(command));
         values_[option->name] = args[++i];
+        repeated_values_[option->name].push_back(values_[option->name]);
       }
       continue;
     }
     positionals_.push_back(token);
   }
+}
+
+std::vector<std::string> CliArgs::values(const std::string& name) const {
+  auto it = repeated_values_.find(name);
+  return it == repeated_values_.end() ? std::vector<std::string>{} : it->second;
 }
 
 std::optional<std::string> CliArgs::value(const std::string& name) const {

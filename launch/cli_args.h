@@ -37,6 +37,8 @@ class CliArgs {
   bool flag(const std::string& name) const { return flags_.count(name) > 0; }
   std::optional<std::string> value(const std::string& name) const;
   std::string value_or(const std::string& name, const std::string& fallback) const;
+  // Every value of an option given more than once, in order (value() gives the last).
+  std::vector<std::string> values(const std::string& name) const;
   int64_t int_value(const std::string& name, int64_t fallback) const;
   double double_value(const std::string& name, double fallback) const;
   // The i-th positional; throws UsageError naming `what` when missing.
@@ -50,6 +52,7 @@ class CliArgs {
   bool help_ = false;
   std::map<std::string, bool> flags_;
   std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> repeated_values_;
   std::vector<std::string> positionals_;
 };
 

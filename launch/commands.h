@@ -31,5 +31,7 @@ Subcommand policy_command();
 Subcommand rollouts_command();
 Subcommand worldmodel_command();
 Subcommand launch_command();
+Subcommand evaluate_command();
+Subcommand report_command();
 
 }  // namespace graphworld

@@ -22,6 +22,7 @@ const std::vector<graphworld::Subcommand>& all_commands() {
       graphworld::calibrate_command(), graphworld::rules_command(),  graphworld::env_bench_command(),
       graphworld::train_command(),    graphworld::learner_command(), graphworld::actor_command(),
       graphworld::policy_command(),   graphworld::rollouts_command(), graphworld::worldmodel_command(), graphworld::launch_command(),
+      graphworld::evaluate_command(), graphworld::report_command(),
       graphworld::devices_command(),  graphworld::bench_command()};
   return commands;
 }

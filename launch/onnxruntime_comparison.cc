@@ -51,21 +51,19 @@ void require_onnxruntime() {
                 "folder that holds it");
 }
 
-OnnxRuntimeComparison compare_onnxruntime_latency(const std::string& original_path, const std::string& candidate_path,
-                                                  const OnnxRuntimeComparisonOptions& options) {
+namespace {
+
+// Runs `node tools/SCRIPT ARGS` and returns its stdout. onnxruntime's
+// messages go to a private temporary file (mkstemp), read back for the error
+// text, which starts with `what`.
+std::string run_onnxruntime_script(const std::string& script_name, const std::string& args, const std::string& what) {
   require_onnxruntime();
-  const std::string script = onnxruntime_tools_dir() + "/ort_ab.mjs";
-  // onnxruntime's messages go to a private temporary file (mkstemp), read
-  // back for the error text.
-  std::string stderr_file = (std::filesystem::temp_directory_path() / "graphworld-ort-ab-XXXXXX").string();
+  const std::string script = onnxruntime_tools_dir() + "/" + script_name;
+  std::string stderr_file = (std::filesystem::temp_directory_path() / "graphworld-ort-XXXXXX").string();
   const int fd = ::mkstemp(stderr_file.data());
   if (fd < 0) throw Error("cannot create a temporary file in " + std::filesystem::temp_directory_path().string());
   ::close(fd);
-  const std::string command = "node " + shell_quote(script) + " --a " + shell_quote(original_path) + " --b " +
-                              shell_quote(candidate_path) + " --rounds " + std::to_string(options.rounds) +
-                              " --iters " + std::to_string(options.iters) + " --min-round-ms " +
-                              std::to_string(static_cast<int64_t>(options.min_round_ms)) + " --threads " + std::to_string(options.threads) +
-                              " --opt " + shell_quote(options.opt_level) + " --json 2>" + shell_quote(stderr_file);
+  const std::string command = "node " + shell_quote(script) + " " + args + " 2>" + shell_quote(stderr_file);
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) {
     std::filesystem::remove(stderr_file);
@@ -85,9 +83,23 @@ OnnxRuntimeComparison compare_onnxruntime_latency(const std::string& original_pa
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     const std::string how = WIFSIGNALED(status) ? "node was killed by signal " + std::to_string(WTERMSIG(status))
                                                 : "node exited with status " + std::to_string(WEXITSTATUS(status));
-    throw Error("onnxruntime could not compare " + original_path + " with the optimised model: " +
-                (errors.empty() ? how : errors) + ". Use --verify-runtime executor to decide with the executor alone");
+    throw Error(what + ": " + (errors.empty() ? how : errors));
   }
+  return output;
+}
+
+}  // namespace
+
+OnnxRuntimeComparison compare_onnxruntime_latency(const std::string& original_path, const std::string& candidate_path,
+                                                  const OnnxRuntimeComparisonOptions& options) {
+  const std::string output = run_onnxruntime_script(
+      "ort_ab.mjs",
+      "--a " + shell_quote(original_path) + " --b " + shell_quote(candidate_path) + " --rounds " +
+          std::to_string(options.rounds) + " --iters " + std::to_string(options.iters) + " --min-round-ms " +
+          std::to_string(static_cast<int64_t>(options.min_round_ms)) + " --threads " + std::to_string(options.threads) +
+          " --opt " + shell_quote(options.opt_level) + " --json",
+      "onnxruntime could not compare " + original_path +
+          " with the optimised model (use --verify-runtime executor to decide with the executor alone)");
   OnnxRuntimeComparison result;
   result.iters = options.iters;
   result.original_ms = json_number(output, "a_ms");
@@ -101,6 +113,19 @@ OnnxRuntimeComparison compare_onnxruntime_latency(const std::string& original_pa
       result.ratios.push_back(std::stod(it->str()));
   }
   return result;
+}
+
+OnnxRuntimeOutputDifference compare_onnxruntime_outputs(const std::string& original_path,
+                                                        const std::string& candidate_path, uint64_t seed) {
+  const std::string output = run_onnxruntime_script(
+      "ort_compare.mjs",
+      shell_quote(original_path) + " " + shell_quote(candidate_path) + " --seed " + std::to_string(seed) + " --json",
+      "onnxruntime could not run " + original_path + " and " + candidate_path + " on the same inputs");
+  OnnxRuntimeOutputDifference diff;
+  diff.max_abs_err = json_number(output, "max_abs_err");
+  diff.max_rel_err = json_number(output, "max_rel_err");
+  diff.outputs = static_cast<int>(json_number(output, "outputs"));
+  return diff;
 }
 
 }  // namespace graphworld

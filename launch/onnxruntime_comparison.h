@@ -6,6 +6,7 @@
 // launch/install-deps puts it).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,16 @@ using OnnxRuntimeComparison = LatencyComparison;
 // and how to install it, or onnxruntime's own message when a model fails.
 OnnxRuntimeComparison compare_onnxruntime_latency(const std::string& original_path, const std::string& candidate_path,
                                                   const OnnxRuntimeComparisonOptions& options = {});
+
+// How far two models' outputs are apart in onnxruntime (its graph
+// optimisations off), on the same seeded random inputs (tests/tools/
+// ort_compare.mjs): rel = max |a - b| / max |a| over each output, the largest.
+struct OnnxRuntimeOutputDifference {
+  double max_abs_err = 0, max_rel_err = 0;
+  int outputs = 0;
+};
+OnnxRuntimeOutputDifference compare_onnxruntime_outputs(const std::string& original_path,
+                                                        const std::string& candidate_path, uint64_t seed = 0);
 
 // Throws Error saying what to install when node, onnxruntime-node or the
 // script is missing: called before a long search, not after it.

@@ -1,0 +1,152 @@
+#include "launch/model_evaluation.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "common/error.h"
+#include "common/stopwatch.h"
+#include "env/onnx/onnx_export.h"
+#include "env/onnx/onnx_import.h"
+#include "env/ops/executor.h"
+#include "env/search/search.h"
+#include "launch/output_compare.h"
+
+namespace graphworld {
+namespace {
+
+std::string format_error(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3g", value);
+  return text;
+}
+
+std::string applied_list(const std::map<std::string, int>& applied) {
+  std::string out;
+  for (const auto& [rule, n] : applied) out += (out.empty() ? "" : ", ") + rule + " x" + std::to_string(n);
+  return out.empty() ? "none" : out;
+}
+
+// The executor's verdict on `got` against the original's outputs; Error
+// (nothing reported) when they differ by more than the tolerance.
+double check_with_executor(const std::vector<std::shared_ptr<TensorData>>& expected,
+                           const std::vector<std::shared_ptr<TensorData>>& got, const std::string& what,
+                           const MethodEvaluation& row, double tolerance) {
+  const OutputDifference diff = compare_outputs(expected, got);
+  if (diff.nonfinite_expected > 0)
+    throw Error(what + ": the original gives " + std::to_string(diff.nonfinite_expected) +
+                " NaN or infinite values on random inputs, so equivalence cannot be checked; check the model with "
+                "'graphworld run' first");
+  if (!(diff.max_rel_err <= tolerance))
+    throw Error(what + " does not compute what the original computes (max relative error " +
+                format_error(diff.max_rel_err) + " > tolerance " + format_error(tolerance) +
+                "); refusing to report it. Rules applied: " + applied_list(row.applied) +
+                ". One of them is wrong for this model: check the rule library");
+  return diff.max_rel_err;
+}
+
+// A file path that no other process evaluating at the same time uses.
+std::string scratch_file(const std::string& dir, const std::string& name) {
+  return dir + "/graphworld-evaluate-" + std::to_string(::getpid()) + "-" + name + ".onnx";
+}
+
+class ScratchFiles {
+ public:
+  ~ScratchFiles() {
+    std::error_code ignored;
+    for (const std::string& path : paths_) std::filesystem::remove(path, ignored);
+  }
+  std::string add(std::string path) {
+    paths_.push_back(path);
+    return path;
+  }
+
+ private:
+  std::vector<std::string> paths_;
+};
+
+}  // namespace
+
+ModelEvaluation evaluate_model(const LoadedModel& model, const RuleMatcher& matcher, CostModel& cost,
+                               const AgentOptimizer& agent, const EvaluationOptions& options,
+                               const std::function<void(const std::string&)>& progress) {
+  auto say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+  ModelEvaluation evaluation;
+  evaluation.model = model.source;
+  evaluation.ops = static_cast<int64_t>(model.graph.num_ops());
+  const std::string dir = options.scratch_dir.empty() ? std::filesystem::temp_directory_path().string()
+                                                      : options.scratch_dir;
+  ScratchFiles scratch;
+  // onnxruntime reads files: the original as the user gave it (a zoo graph
+  // is exported first).
+  std::string original_file = model.source;
+  if (model.from_zoo && options.onnxruntime) {
+    original_file = scratch.add(scratch_file(dir, "original"));
+    export_onnx_file(model.graph, original_file);
+  }
+  const auto inputs = random_inputs(model.graph, options.seed + 1);
+  const auto expected = Executor(model.graph).run(inputs);
+
+  for (const char* method : {"policy", "greedy", "taso"}) {
+    MethodEvaluation row;
+    row.method = method;
+    say(std::string(method) + ": optimising " + model.source);
+    SearchResult result;
+    if (row.method == "policy") {
+      result = agent(model.graph, cost);
+    } else {
+      SearchOptions search;
+      search.budget = row.method == "greedy" ? options.greedy_budget : options.taso_budget;
+      search.alpha = options.alpha;
+      search.seed = options.seed;
+      result = run_search(row.method, model.graph, matcher, cost, search);
+    }
+    evaluation.original_cost_ms = result.original_cost_ms;
+    row.optimized_cost_ms = result.best_cost_ms;
+    row.reduction_pct = result.reduction_pct();
+    row.applied = result.applied_counts();
+    row.steps = result.explored;
+    row.optimize_s = result.search_s;
+
+    // Equivalence: the search's graph, then its ONNX export as read back
+    // (what a user deploys), in the executor; then the exported file in
+    // onnxruntime, an independent runtime.
+    Stopwatch check_clock;
+    const std::string what = "the graph " + row.method + " made from " + model.source;
+    check_with_executor(expected, Executor(result.graph).run(inputs), what, row, options.tolerance);
+    const std::string bytes = export_onnx_bytes(result.graph);
+    const Graph shipped = import_onnx_bytes(bytes, what + " (exported)");
+    row.executor_max_rel_err =
+        check_with_executor(expected, Executor(shipped).run(inputs), what + ", exported as ONNX,", row, options.tolerance);
+    if (options.onnxruntime) {
+      const std::string optimized_file = scratch.add(scratch_file(dir, row.method));
+      write_onnx_bytes(bytes, optimized_file);
+      row.onnxruntime_difference = compare_onnxruntime_outputs(original_file, optimized_file, options.seed + 1);
+      if (!(row.onnxruntime_difference->max_rel_err <= options.tolerance))
+        throw Error(what + " does not compute what the original computes in onnxruntime (max relative error " +
+                    format_error(row.onnxruntime_difference->max_rel_err) + " > tolerance " +
+                    format_error(options.tolerance) + "); refusing to report it. Rules applied: " +
+                    applied_list(row.applied));
+      row.check_s = check_clock.elapsed_s();
+      for (const char* level : {"disabled", "all"}) {
+        say(std::string(method) + ": timing original against optimised in onnxruntime, optimisations " +
+            (std::string(level) == "all" ? "on" : "off"));
+        OnnxRuntimeComparisonOptions timing;
+        timing.rounds = options.latency_rounds;
+        timing.threads = options.threads;
+        timing.opt_level = level;
+        (std::string(level) == "all" ? row.onnxruntime_all : row.onnxruntime_disabled) =
+            compare_onnxruntime_latency(original_file, optimized_file, timing);
+      }
+    } else {
+      row.check_s = check_clock.elapsed_s();
+    }
+    evaluation.methods.push_back(std::move(row));
+  }
+  return evaluation;
+}
+
+}  // namespace graphworld

@@ -1,0 +1,256 @@
+// graphworld evaluate and graphworld report, run as a user runs them: a real
+// (tiny) trained policy evaluated against the searches, a result that is not
+// equivalent refused, and the report of real runs rendered in headless
+// Chromium with every figure loaded.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "common/tensorboard/event_file.h"
+#include "env/rules/rule_library.h"
+#include "env/rules/rule_writer.h"
+#include "tests/launch/cli_test_support.h"
+
+namespace graphworld::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kSmall =
+    " env.num_envs=4 env.steps_per_env=16 env.max_steps=20 ppo.epochs=2 ppo.minibatch_size=32 --quiet";
+
+std::string gpu_rates() { return source_dir() + "/configs/gpu_rates.yaml"; }
+
+// A tiny model-free run trained in-process, and its exported policy.
+struct TrainedRun {
+  std::string run, policy;
+};
+
+const TrainedRun& model_free_run() {
+  static const TrainedRun trained = [] {
+    TrainedRun t{scratch_dir() + "/report-mf-run", scratch_dir() + "/report-mf.gwpolicy"};
+    fs::remove_all(t.run);
+    std::string out;
+    EXPECT_EQ(gw("train --inline " + source_dir() + "/configs/train.yaml --run " + t.run + kSmall +
+                     " train.graphs=[squeezenet1.1] train.total_env_steps=192 env.rates=" + gpu_rates(),
+                 &out),
+              0)
+        << out;
+    EXPECT_EQ(gw("policy export " + t.run + " -o " + t.policy, &out), 0) << out;
+    return t;
+  }();
+  return trained;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(EvaluateCli, ARealPolicyAgainstTheSearchesGivesEveryKey) {
+  const TrainedRun& t = model_free_run();
+  std::string out;
+  const std::string command = "evaluate " + t.policy + " squeezenet1.1 resnet18 --rates " + gpu_rates() +
+                              " --budget 30 --greedy-budget 30 --latency-rounds 1 --json --quiet";
+  ASSERT_EQ(run_command(graphworld_binary() + " " + command + " 2>/dev/null", &out), 0) << out;
+  const json result = json::parse(out);
+  for (const char* key : {"policy", "cost_model", "rollouts", "max_steps", "greedy_budget", "taso_budget", "alpha",
+                          "seed", "tolerance", "onnxruntime_threads", "peak_rss_mib", "models"})
+    EXPECT_TRUE(result.contains(key)) << key << " missing in " << out;
+  ASSERT_EQ(result["models"].size(), 2u);
+  for (const json& model : result["models"]) {
+    for (const char* key : {"model", "ops", "original_cost_ms", "methods"})
+      EXPECT_TRUE(model.contains(key)) << key << " missing in " << model.dump();
+    for (const char* method : {"policy", "greedy", "taso"}) {
+      ASSERT_TRUE(model["methods"].contains(method)) << method;
+      const json& m = model["methods"][method];
+      for (const char* key : {"optimized_cost_ms", "reduction_pct", "applied", "steps", "optimize_s", "check_s",
+                              "equivalent", "executor_max_rel_err", "onnxruntime_max_rel_err",
+                              "onnxruntime_opt_off_original_ms", "onnxruntime_opt_off_optimized_ms",
+                              "onnxruntime_opt_off_speedup", "onnxruntime_opt_on_original_ms",
+                              "onnxruntime_opt_on_optimized_ms", "onnxruntime_opt_on_speedup"})
+        ASSERT_TRUE(m.contains(key)) << method << "." << key << " missing in " << m.dump();
+      EXPECT_TRUE(m["equivalent"].get<bool>());
+      EXPECT_LE(m["onnxruntime_max_rel_err"].get<double>(), 1e-3) << method;
+      EXPECT_GT(m["onnxruntime_opt_on_original_ms"].get<double>(), 0) << method;
+      EXPECT_GT(m["onnxruntime_opt_off_optimized_ms"].get<double>(), 0) << method;
+      // The cost is the cost model's: the reduction follows from the two costs.
+      const double original = model["original_cost_ms"].get<double>(), optimized = m["optimized_cost_ms"].get<double>();
+      EXPECT_NEAR(m["reduction_pct"].get<double>(), 100.0 * (original - optimized) / original, 1e-6);
+      EXPECT_LE(optimized, original * (1 + 1e-9)) << method;
+    }
+    // Under the GPU-like rates TASO's search finds something on both.
+    EXPECT_GT(model["methods"]["taso"]["reduction_pct"].get<double>(), 1.0) << model["model"];
+    EXPECT_FALSE(model["methods"]["taso"]["applied"].empty());
+  }
+}
+
+// A library with an unsound rule (Relu dropped): a policy trained with it
+// and the searches make graphs that compute something else, and evaluate
+// must refuse to report them.
+TEST(EvaluateCli, RefusesAResultThatIsNotEquivalent) {
+  RuleWriter w("drop-relu", "planted");
+  PatternRef x = w.var("x", {w.dim("n"), w.dim("s"), w.dim("h")});  // BERT's feed-forward Relu
+  w.output(w.source(OpType::Relu, {x}), x);
+  RuleLibrary library;
+  library.description = "an unsound rule, for a test";
+  library.rules.push_back(w.finish());
+  const std::string rules = scratch_dir() + "/evaluate-unsound.rules";
+  save_rule_library(library, rules);
+  const std::string run = scratch_dir() + "/evaluate-unsound-run", policy = scratch_dir() + "/evaluate-unsound.gwpolicy";
+  fs::remove_all(run);
+  std::string out;
+  ASSERT_EQ(gw("train --inline " + source_dir() + "/configs/train.yaml --run " + run + kSmall +
+                   " train.graphs=[bert] train.total_env_steps=64 env.rules=" + rules,
+               &out),
+            0)
+      << out;
+  ASSERT_EQ(gw("policy export " + run + " -o " + policy, &out), 0) << out;
+  std::string stdout_only;
+  EXPECT_EQ(run_command(graphworld_binary() + " evaluate " + policy + " bert --rules " + rules +
+                            " --no-onnxruntime --budget 5 --greedy-budget 5 --json --quiet 2>/dev/null",
+                        &stdout_only),
+            2);
+  EXPECT_EQ(stdout_only.find("\"models\""), std::string::npos) << "a result was reported: " << stdout_only;
+  EXPECT_EQ(gw("evaluate " + policy + " bert --rules " + rules + " --no-onnxruntime --json --quiet", &out), 2);
+  EXPECT_NE(out.find("does not compute what the original computes"), std::string::npos) << out;
+  EXPECT_NE(out.find("drop-relu"), std::string::npos) << "the rule is not named: " << out;
+}
+
+TEST(EvaluateCli, BadArgumentsAreClearErrors) {
+  std::string out;
+  EXPECT_EQ(gw("evaluate", &out), 2);
+  EXPECT_NE(out.find("POLICY"), std::string::npos) << out;
+  EXPECT_EQ(gw("evaluate " + model_free_run().policy, &out), 2);
+  EXPECT_NE(out.find("at least one MODEL"), std::string::npos) << out;
+  EXPECT_EQ(gw("evaluate " + model_free_run().policy + " no-such-model", &out), 2);
+  EXPECT_NE(out.find("no-such-model"), std::string::npos) << out;
+}
+
+// Counts what headless Chromium saw after the page's load event.
+struct RenderedPage {
+  int figures = -1, loaded = -1;
+  std::string dom;
+};
+
+RenderedPage render_in_chromium(const std::string& html_file) {
+  RenderedPage page;
+  std::string out;
+  const int status = run_command("chromium --headless --no-sandbox --disable-gpu --dump-dom 'file://" + html_file +
+                                     "' 2>/dev/null",
+                                 &out);
+  EXPECT_EQ(status, 0) << "chromium failed (launch/install-deps installs it): " << out;
+  page.dom = out;
+  std::smatch m;
+  if (std::regex_search(out, m, std::regex("data-figures=\"([0-9]+)\""))) page.figures = std::stoi(m[1]);
+  if (std::regex_search(out, m, std::regex("data-figures-loaded=\"([0-9]+)\""))) page.loaded = std::stoi(m[1]);
+  return page;
+}
+
+TEST(ReportCli, ARealRunsReportRendersInHeadlessChromiumWithEveryFigure) {
+  const TrainedRun& mf = model_free_run();
+  // A tiny model-based run through the launcher (learner, real and dream
+  // actors as processes), for the world-model figures.
+  const std::string mb = scratch_dir() + "/report-mb-run";
+  fs::remove_all(mb);
+  std::string out;
+  ASSERT_EQ(gw("train " + source_dir() + "/configs/model_based.yaml --run " + mb +
+                   " train.graphs=[squeezenet1.1] model_based.rounds=2 model_based.random_episodes=3"
+                   " model_based.dream_updates=3 model_based.epochs=4 model_based.later_epochs=2"
+                   " model_based.encoder_epochs=4 model_based.dream_rows=16 model_based.hidden=32 env.max_steps=20"
+                   " model_based.holdout=0.34 env.rates=" + gpu_rates() + " --quiet",
+               &out),
+            0)
+      << out;
+  const std::string evaluation = scratch_dir() + "/report-evaluation.json";
+  ASSERT_EQ(run_command(graphworld_binary() + " evaluate " + mf.policy + " squeezenet1.1 --rates " + gpu_rates() +
+                            " --budget 20 --greedy-budget 20 --latency-rounds 1 --json --quiet > " + evaluation +
+                            " 2>/dev/null",
+                        &out),
+            0)
+      << out;
+  // Both trainers (in-process, and the distributed learner) write one
+  // TensorBoard event per metrics row, at step env_steps.
+  for (const std::string& run : {mf.run, mb}) {
+    const EventFileContents events = read_event_file(event_file_path(run));
+    std::vector<int64_t> steps;
+    std::ifstream metrics(run + "/metrics.jsonl");
+    for (std::string line; std::getline(metrics, line);) steps.push_back(json::parse(line)["env_steps"].get<int64_t>());
+    ASSERT_EQ(events.scalars.size(), steps.size()) << run;
+    for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(events.scalars[i].step, steps[i]) << run << " row " << i;
+  }
+  // The model-based run's agent (world model and controller) evaluated the same way.
+  const std::string mb_evaluation = scratch_dir() + "/report-evaluation-mb.json";
+  ASSERT_EQ(run_command(graphworld_binary() + " evaluate " + mb + " squeezenet1.1 --rates " + gpu_rates() +
+                            " --budget 20 --greedy-budget 20 --latency-rounds 1 --json --quiet > " + mb_evaluation +
+                            " 2>/dev/null",
+                        &out),
+            0)
+      << out;
+  const json mb_result = json::parse(read_text(mb_evaluation));
+  EXPECT_EQ(mb_result["agent"], "model-based");
+  EXPECT_TRUE(mb_result["models"][0]["methods"]["policy"]["equivalent"].get<bool>());
+  const std::string report = scratch_dir() + "/report-out";
+  fs::remove_all(report);
+  ASSERT_EQ(gw("report " + mf.run + " " + mb + " -o " + report + " --evaluation model-free=" + evaluation +
+                   " --evaluation model-based=" + mb_evaluation,
+               &out),
+            0)
+      << out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("\\(([0-9]+) figures"))) << out;
+  const int written = std::stoi(m[1]);
+  // Per graph two reduction plots; per model-based run two; the heatmap and
+  // three bar charts (cost, latency with onnxruntime's optimisations on, off).
+  EXPECT_EQ(written, 2 + 2 + 4) << out;
+
+  const std::string html = read_text(report + "/index.html");
+  for (const char* section : {"Runs", "Real reduction during training", "World model", "Final policies against the searches",
+                              "Temperature sweep", "report-mb-run", "policy model-free", "policy model-based"})
+    EXPECT_NE(html.find(section), std::string::npos) << section << " missing from the page";
+  // Self-contained: nothing fetched from anywhere.
+  EXPECT_EQ(html.find("src=\"http"), std::string::npos);
+  EXPECT_EQ(html.find("href=\"http"), std::string::npos);
+  EXPECT_FALSE(fs::exists(report + "/figures")) << "the work folder was left behind";
+
+  const RenderedPage page = render_in_chromium(fs::absolute(report + "/index.html").string());
+  EXPECT_EQ(page.figures, written) << page.dom.substr(0, 400);
+  EXPECT_EQ(page.loaded, written) << "a figure did not load in Chromium";
+}
+
+TEST(ReportCli, BadInputsAreClearErrors) {
+  std::string out;
+  EXPECT_EQ(gw("report " + model_free_run().run, &out), 2);
+  EXPECT_NE(out.find("-o DIR"), std::string::npos) << out;
+  const std::string empty = scratch_dir() + "/report-not-a-run";
+  fs::create_directories(empty);
+  EXPECT_EQ(gw("report " + empty + " -o " + scratch_dir() + "/report-bad", &out), 2);
+  EXPECT_NE(out.find(empty + ": not a training run"), std::string::npos) << out;
+  const std::string not_json = scratch_dir() + "/report-not-json.json";
+  std::ofstream(not_json) << "{ this is not json";
+  EXPECT_EQ(gw("report --evaluation " + not_json + " -o " + scratch_dir() + "/report-bad", &out), 2);
+  EXPECT_NE(out.find(not_json + ": not JSON"), std::string::npos) << out;
+  const std::string wrong_json = scratch_dir() + "/report-wrong.json";
+  std::ofstream(wrong_json) << "{\"policy\": \"x\", \"cost_model\": \"analytic\", \"models\": [{\"model\": \"m\"}]}";
+  EXPECT_EQ(gw("report --evaluation " + wrong_json + " -o " + scratch_dir() + "/report-bad", &out), 2);
+  EXPECT_NE(out.find("no 'original_cost_ms'"), std::string::npos) << out;
+  // A metrics row damaged in the middle is named by file and line.
+  const std::string damaged = scratch_dir() + "/report-damaged-run";
+  fs::remove_all(damaged);
+  fs::copy(model_free_run().run, damaged, fs::copy_options::recursive);
+  std::string metrics = read_text(damaged + "/metrics.jsonl");
+  metrics.insert(metrics.find('\n') + 1, "{oops\n");
+  std::ofstream(damaged + "/metrics.jsonl") << metrics;
+  EXPECT_EQ(gw("report " + damaged + " -o " + scratch_dir() + "/report-bad", &out), 2);
+  EXPECT_NE(out.find("metrics.jsonl:2"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace graphworld::testing
