@@ -97,15 +97,16 @@ int run_evaluate(const CliArgs& args) {
   options.onnxruntime = !args.flag("--no-onnxruntime");
   options.latency_rounds = static_cast<int>(args.int_value("--latency-rounds", 5));
   if (options.latency_rounds < 1) throw UsageError("--latency-rounds must be >= 1");
-  options.threads = static_cast<int>(args.int_value("--threads", 1));
-  if (options.threads < 1) throw UsageError("--threads must be >= 1");
+  options.threads = static_cast<int>(args.int_value("--ort-threads", 1));
+  if (options.threads < 1) throw UsageError("--ort-threads must be >= 1");
   const bool json = args.flag("--json");
   const bool quiet = args.flag("--quiet");
   if (options.onnxruntime) require_onnxruntime();
 
   const RuleLibrary library = args.value("--rules") ? load_rule_library(*args.value("--rules")) : default_rule_library();
   const int64_t rollout_steps = args.int_value("--max-steps", 0);
-  if (rollout_steps < 0 || rollout_steps > 100000) throw UsageError("--max-steps must be in [1, 100000]");
+  if (rollout_steps < 0 || rollout_steps > 100000 || (args.value("--max-steps") && rollout_steps == 0))
+    throw UsageError("--max-steps must be in [1, 100000]");
   // The agent: a model-free policy file, or a model-based run's world model and controller.
   std::string agent_source, agent_kind;
   std::optional<LoadedPolicy> policy;
@@ -185,7 +186,7 @@ Subcommand evaluate_command() {
       {"--tolerance", "", "T", "largest relative output difference accepted as equal (default 1e-3)"},
       {"--no-onnxruntime", "", "", "check and time in graphworld's executor only"},
       {"--latency-rounds", "", "R", "alternating onnxruntime timing rounds per comparison (default 5)"},
-      {"--threads", "", "T", "onnxruntime's threads while timing (default 1)"},
+      {"--ort-threads", "", "T", "onnxruntime's threads while timing (default 1)"},
       {"--batch", "", "N", "batch size for zoo models (default 1)"},
       {"--json", "", "", "print one JSON object"},
       {"--json-file", "", "FILE", "also write the JSON object to FILE (the table is printed as usual)"},

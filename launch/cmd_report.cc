@@ -2,6 +2,8 @@
 //
 // One self-contained HTML page (DIR/index.html) of training runs and
 // evaluations, figures drawn by gnuplot: see launch/report_page.h.
+#include <stdlib.h>
+
 #include <cstdio>
 #include <filesystem>
 
@@ -28,10 +30,27 @@ int run_report(const CliArgs& args) {
   for (const std::string& dir : run_dirs) runs.push_back(read_run(dir));
   std::vector<EvaluationData> evaluations;
   for (const std::string& spec : evaluation_specs) evaluations.push_back(read_evaluation(spec));
+  for (const EvaluationData& e : evaluations)
+    if (e.cost_model != evaluations.front().cost_model)
+      throw UsageError("the evaluations priced graphs with different cost models (" + evaluations.front().file + ": " +
+                       evaluations.front().cost_model + ", " + e.file + ": " + e.cost_model +
+                       "); their bars cannot share an axis: evaluate with one --cost");
 
   std::filesystem::create_directories(out_dir);
-  const std::string work_dir = out_dir + "/figures";
-  std::filesystem::remove_all(work_dir);
+  const bool keep = args.flag("--keep-figures");
+  const std::string kept_dir = out_dir + "/figures";
+  if (keep && std::filesystem::exists(kept_dir))
+    throw UsageError(kept_dir + " exists; --keep-figures will not write over it: remove it or pick another -o DIR");
+  // The charts are drawn in a folder of this run's own, never one the user has.
+  std::string work_dir = out_dir + "/.report-XXXXXX";
+  if (!::mkdtemp(work_dir.data())) throw Error("cannot make a work folder in " + out_dir);
+  struct RemoveWorkDir {
+    const std::string& dir;
+    ~RemoveWorkDir() {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  } remove_work_dir{work_dir};
   GnuplotRenderer renderer(work_dir);
   if (!quiet)
     std::fprintf(stderr, "report: %zu runs, %zu evaluations; drawing figures with gnuplot in %s\n", runs.size(),
@@ -39,7 +58,7 @@ int run_report(const CliArgs& args) {
   const ReportPage page = build_report_page(runs, evaluations, renderer);
   const std::string index = out_dir + "/index.html";
   write_file_atomically(index, page.html);
-  if (!args.flag("--keep-figures")) std::filesystem::remove_all(work_dir);
+  if (keep) std::filesystem::rename(work_dir, kept_dir);
   std::printf("report: wrote %s (%d figures, self-contained: open it in a browser, no network needed)\n",
               index.c_str(), page.figures);
   return 0;
@@ -66,7 +85,7 @@ Subcommand report_command() {
                {"--output", "-o", "DIR", "the folder to write index.html into (required; made if missing)"},
                {"--evaluation", "", "[LABEL=]FILE", "the output of 'graphworld evaluate --json' (repeatable); LABEL names\n"
                                                      "its policy in the figures (default: the policy file's name)"},
-               {"--keep-figures", "", "", "keep DIR/figures (gnuplot scripts, data and SVG files)"},
+               {"--keep-figures", "", "", "keep the gnuplot scripts, data and SVG files in DIR/figures (which must not exist)"},
                {"--quiet", "-q", "", "no progress on stderr"},
            }},
           run_report};

@@ -1,6 +1,6 @@
 #include "launch/model_evaluation.h"
 
-#include <unistd.h>
+#include <stdlib.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -46,24 +46,22 @@ double check_with_executor(const std::vector<std::shared_ptr<TensorData>>& expec
   return diff.max_rel_err;
 }
 
-// A file path that no other process evaluating at the same time uses.
-std::string scratch_file(const std::string& dir, const std::string& name) {
-  return dir + "/graphworld-evaluate-" + std::to_string(::getpid()) + "-" + name + ".onnx";
-}
-
-class ScratchFiles {
+// A private folder (mkdtemp) for the exported files, removed with what it holds.
+class ScratchFolder {
  public:
-  ~ScratchFiles() {
+  explicit ScratchFolder(const std::string& parent) : path_(parent + "/graphworld-evaluate-XXXXXX") {
+    if (!::mkdtemp(path_.data())) throw Error("cannot make a scratch folder in " + parent);
+  }
+  ~ScratchFolder() {
     std::error_code ignored;
-    for (const std::string& path : paths_) std::filesystem::remove(path, ignored);
+    std::filesystem::remove_all(path_, ignored);
   }
-  std::string add(std::string path) {
-    paths_.push_back(path);
-    return path;
-  }
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+  std::string file(const std::string& name) const { return path_ + "/" + name + ".onnx"; }
 
  private:
-  std::vector<std::string> paths_;
+  std::string path_;
 };
 
 }  // namespace
@@ -79,12 +77,12 @@ ModelEvaluation evaluate_model(const LoadedModel& model, const RuleMatcher& matc
   evaluation.ops = static_cast<int64_t>(model.graph.num_ops());
   const std::string dir = options.scratch_dir.empty() ? std::filesystem::temp_directory_path().string()
                                                       : options.scratch_dir;
-  ScratchFiles scratch;
+  const ScratchFolder scratch(dir);
   // onnxruntime reads files: the original as the user gave it (a zoo graph
   // is exported first).
   std::string original_file = model.source;
   if (model.from_zoo && options.onnxruntime) {
-    original_file = scratch.add(scratch_file(dir, "original"));
+    original_file = scratch.file("original");
     export_onnx_file(model.graph, original_file);
   }
   const auto inputs = random_inputs(model.graph, options.seed + 1);
@@ -122,7 +120,7 @@ ModelEvaluation evaluate_model(const LoadedModel& model, const RuleMatcher& matc
     row.executor_max_rel_err =
         check_with_executor(expected, Executor(shipped).run(inputs), what + ", exported as ONNX,", row, options.tolerance);
     if (options.onnxruntime) {
-      const std::string optimized_file = scratch.add(scratch_file(dir, row.method));
+      const std::string optimized_file = scratch.file(row.method);
       write_onnx_bytes(bytes, optimized_file);
       row.onnxruntime_difference = compare_onnxruntime_outputs(original_file, optimized_file, options.seed + 1);
       if (!(row.onnxruntime_difference->max_rel_err <= options.tolerance))

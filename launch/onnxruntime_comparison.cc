@@ -99,7 +99,8 @@ OnnxRuntimeComparison compare_onnxruntime_latency(const std::string& original_pa
           std::to_string(static_cast<int64_t>(options.min_round_ms)) + " --threads " + std::to_string(options.threads) +
           " --opt " + shell_quote(options.opt_level) + " --json",
       "onnxruntime could not compare " + original_path +
-          " with the optimised model (use --verify-runtime executor to decide with the executor alone)");
+          " with the optimised model (optimize: --verify-runtime executor decides with the executor alone; evaluate: "
+          "--no-onnxruntime)");
   OnnxRuntimeComparison result;
   result.iters = options.iters;
   result.original_ms = json_number(output, "a_ms");

@@ -13,18 +13,17 @@
 namespace graphworld {
 namespace {
 
-// A gnuplot double-quoted string: backslash escapes are interpreted there.
+// A gnuplot single-quoted string: the only kind in which gnuplot neither
+// expands backquotes (a shell command) nor interprets escapes; a quote is
+// doubled. Titles come from run folders, configs and evaluation files.
 std::string quoted(const std::string& text) {
-  std::string out = "\"";
+  std::string out = "'";
   for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
+    if (c == '\'') out += "''";
+    else if (c == '\n' || c == '\r') out += ' ';
+    else out += c;
   }
-  return out + "\"";
+  return out + "'";
 }
 
 std::string number(double value) {
@@ -136,7 +135,10 @@ std::string GnuplotRenderer::render(const BarChart& chart) {
     << "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
     << "set boxwidth 0.9\nset grid ytics\nset yrange [0:*]\nset key outside right top\n"
     << "set xtics rotate by 30 right\n";
-  if (chart.groups.empty() || chart.bar_names.empty()) {
+  bool any_value = false;
+  for (const auto& row : chart.values)
+    for (double v : row) any_value = any_value || std::isfinite(v);
+  if (!any_value) {  // gnuplot refuses a plot without a single valid point
     s << "set label 1 'no data' at graph 0.5, graph 0.5 center\nunset key\nplot [0:1][0:1] 1/0 notitle\n";
   } else {
     s << "plot for [i=2:" << chart.bar_names.size() + 1 << "] " << quoted(file)

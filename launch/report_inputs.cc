@@ -14,7 +14,9 @@ namespace {
 using nlohmann::json;
 
 std::string stem_of(const std::string& path) {
-  std::string name = std::filesystem::path(path).filename().string();
+  std::filesystem::path normal = std::filesystem::path(path).lexically_normal();
+  if (normal.filename().empty()) normal = normal.parent_path();  // "runs/mb/"
+  std::string name = normal.filename().string();
   for (const char* suffix : {".onnx", ".gwpolicy", ".json"}) {
     const std::string s = suffix;
     if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0)
@@ -23,13 +25,18 @@ std::string stem_of(const std::string& path) {
   return name;
 }
 
+void read_config_keys(const YAML::Node& config, RunData& run);
+
 void read_config(const std::string& path, RunData& run) {
-  YAML::Node config;
   try {
-    config = YAML::LoadFile(path);
+    read_config_keys(YAML::LoadFile(path), run);
   } catch (const YAML::Exception& e) {
-    throw FormatError(path + ": not a YAML file (" + e.what() + ")");
+    throw FormatError(path + ": not a training run's config (" + std::string(e.what()) +
+                      "); 'graphworld train' writes it with every key");
   }
+}
+
+void read_config_keys(const YAML::Node& config, RunData& run) {
   if (const YAML::Node graphs = config["train"]["graphs"]; graphs && graphs.IsSequence())
     for (const YAML::Node& g : graphs) run.graphs.push_back(g.as<std::string>());
   if (const YAML::Node seed = config["train"]["seed"]) run.seed = seed.as<int64_t>();

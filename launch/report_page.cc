@@ -183,7 +183,7 @@ void world_model_section(PageWriter& page, const std::vector<RunData>& runs) {
     losses.title = run.name + ": world-model loss per head";
     losses.x_label = "round";
     losses.y_label = "loss (kept model)";
-    losses.log_y = true;
+    // Linear: the z head's NLL is often negative.
     for (const char* head : {"z_nll", "reward", "done", "mask", "locations"})
       for (const char* split : {"train", "held_out"}) {
         ChartSeries series;
@@ -200,7 +200,8 @@ void world_model_section(PageWriter& page, const std::vector<RunData>& runs) {
     dream.title = run.name + ": dream-predicted against real reduction";
     dream.x_label = "round";
     dream.y_label = "cost reduction (%)";
-    ChartSeries predicted{"dream's prediction (greedy controller)", {}, true}, real{"real (controller's episodes)", {}, false};
+    ChartSeries predicted{"dream's prediction (greedy controller)", {}, true},
+        real{"real: the controller's episodes after it (greedy and sampled, mean)", {}, false};
     for (const DreamRound& r : dream_rounds(run)) {
       predicted.points.emplace_back(r.round, r.predicted_pct);
       if (r.real_episodes > 0) real.points.emplace_back(r.round, r.real_pct);

@@ -3,9 +3,16 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <set>
+#include <vector>
 
 #include "common/error.h"
 #include "learner/data_parallel_ops.h"
@@ -18,6 +25,7 @@ struct DataParallelGroup::Impl {
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
   std::unique_ptr<NcclAllReduce> nccl;  // GPU learners' gradients (use_nccl_for_gradients)
   int32_t rank = 0, size = 1;
+  double collective_timeout_s = 3600;
 
   void wait(c10::intrusive_ptr<c10d::Work> work, const char* what) {
     try {
@@ -50,6 +58,7 @@ DataParallelGroup::DataParallelGroup(const DataParallelOptions& options) : impl_
                      std::to_string(options.size) + " is not a rank of the group");
   impl_->rank = options.rank;
   impl_->size = options.size;
+  impl_->collective_timeout_s = options.collective_timeout_s;
   const std::string where = options.host + ":" + std::to_string(options.port);
   try {
     c10d::TCPStoreOptions store;
@@ -98,12 +107,27 @@ void DataParallelGroup::all_reduce_sum(double* values, size_t count) {
 bool DataParallelGroup::use_nccl_for_gradients(int cuda_device) {
   // Every rank must agree: one rank on the CPU (a node without a GPU, a
   // build without NCCL) keeps the whole group on gloo.
-  double able = cuda_device >= 0 && nccl_compiled() ? 1.0 : 0.0;
-  all_reduce_sum(&able, 1);
-  if (able < static_cast<double>(impl_->size) - 0.5) return false;
+  // NCCL also wants a GPU of its own per rank: each rank puts (host, GPU)
+  // in its slot, and a pair seen twice (two ranks on one GPU) keeps gloo.
+  std::vector<double> slots(static_cast<size_t>(impl_->size) + 1, 0.0);
+  slots[0] = cuda_device >= 0 && nccl_compiled() ? 1.0 : 0.0;
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  const double host_key = static_cast<double>(std::hash<std::string>{}(host) % 1000003);
+  slots[static_cast<size_t>(impl_->rank) + 1] = host_key * 1024.0 + static_cast<double>(std::max(cuda_device, 0)) + 1.0;
+  all_reduce_sum(slots.data(), slots.size());
+  const std::set<double> distinct(slots.begin() + 1, slots.end());
+  if (slots[0] < static_cast<double>(impl_->size) - 0.5) return false;
+  if (distinct.size() != static_cast<size_t>(impl_->size)) {
+    if (impl_->rank == 0)
+      std::fprintf(stderr, "data-parallel learners: two ranks share a GPU, which NCCL refuses; gradients are "
+                           "summed with gloo through host memory\n");
+    return false;
+  }
   std::string id = impl_->rank == 0 ? nccl_unique_id() : std::string();
   broadcast_bytes(id);
-  impl_->nccl = std::make_unique<NcclAllReduce>(id, impl_->rank, impl_->size, cuda_device);
+  impl_->nccl = std::make_unique<NcclAllReduce>(id, impl_->rank, impl_->size, cuda_device, impl_->collective_timeout_s);
+  if (impl_->rank == 0) std::fprintf(stderr, "data-parallel learners: gradients are summed with NCCL on the GPUs\n");
   return true;
 }
 

@@ -23,15 +23,19 @@ std::string nccl_unique_id();
 class NcclAllReduce {
  public:
   // Joins the NCCL communicator of `size` ranks on CUDA device
-  // `cuda_device`. Error naming the rank and NCCL's message on failure.
-  NcclAllReduce(const std::string& unique_id, int rank, int size, int cuda_device);
+  // `cuda_device`. Error naming the rank and NCCL's message on failure, or
+  // when the other ranks have not joined within `timeout_s` (the
+  // communicator is aborted, never left waiting).
+  NcclAllReduce(const std::string& unique_id, int rank, int size, int cuda_device, double timeout_s);
   ~NcclAllReduce();
   NcclAllReduce(const NcclAllReduce&) = delete;
   NcclAllReduce& operator=(const NcclAllReduce&) = delete;
 
   // Sums `count` floats at `device_data` over the ranks, in place. Waits for
   // the device's earlier work first and for the sum before returning, so it
-  // needs no knowledge of the caller's CUDA streams.
+  // needs no knowledge of the caller's CUDA streams. Error (and the
+  // communicator aborted) when the sum has not completed within timeout_s:
+  // a rank has ended.
   void sum_in_place(float* device_data, size_t count);
 
  private:

@@ -13,7 +13,7 @@ std::string nccl_unique_id() {
   throw UnavailableError("this graphworld was built without NCCL (no CUDA toolkit with NCCL was found)");
 }
 
-NcclAllReduce::NcclAllReduce(const std::string&, int, int, int) {
+NcclAllReduce::NcclAllReduce(const std::string&, int, int, int, double) {
   throw UnavailableError("this graphworld was built without NCCL (no CUDA toolkit with NCCL was found)");
 }
 

@@ -1,7 +1,9 @@
 #include "learner/training_metrics.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "common/atomic_file.h"
@@ -104,10 +106,20 @@ void truncate_metrics(const std::string& path, int64_t update) {
     kept += line + "\n";
   }
   write_file_atomically(path, kept);
-  // The event file follows: events of the dropped updates go too.
-  filter_event_file(event_file_path(folder_of(path)), [update](const ScalarEvent& event) {
-    return value_of(event, "progress/update", 0.0f) <= static_cast<float>(update);
-  });
+  // The event file follows: events of the dropped updates go too. It is a
+  // view of the metrics, so damage to it must not stop a resume: it is set
+  // aside (RUN/*.damaged) and a new one starts.
+  const std::string events = event_file_path(folder_of(path));
+  try {
+    filter_event_file(events, [update](const ScalarEvent& event) {
+      return value_of(event, "progress/update", 0.0f) <= static_cast<float>(update);
+    });
+  } catch (const FormatError& e) {
+    std::error_code ignored;
+    std::filesystem::rename(events, events + ".damaged", ignored);
+    std::fprintf(stderr, "warning: %s; set aside as %s.damaged, TensorBoard events start again from here\n", e.what(),
+                 events.c_str());
+  }
 }
 
 }  // namespace graphworld

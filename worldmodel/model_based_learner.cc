@@ -297,7 +297,8 @@ class ModelBasedLearner final : public LearnerExtension {
       model->info().trained_steps = count_steps(train) + count_steps(held_out);
       TrainingOutcome outcome;
       outcome.train_losses = model->losses(train);
-      if (!held_out.empty()) {
+      outcome.has_held_out = !held_out.empty();
+      if (outcome.has_held_out) {
         outcome.accuracy = model->evaluate(held_out);
         outcome.held_out_losses = model->losses(held_out);
       }
@@ -331,6 +332,7 @@ class ModelBasedLearner final : public LearnerExtension {
     // The kept model's loss per head (what the report plots per round).
     for (const auto& [split, losses] : {std::pair<const char*, const WorldModelHeadLosses&>{"train", outcome.train_losses},
                                         {"held_out", outcome.held_out_losses}}) {
+      if (std::string(split) == "held_out" && !outcome.has_held_out) continue;  // no held-out episodes: no such loss
       const std::string prefix = std::string("wm_") + split + "_loss_";
       report.extra.emplace_back(prefix + "z_nll", losses.z_nll);
       report.extra.emplace_back(prefix + "reward", losses.reward);
@@ -397,6 +399,7 @@ class ModelBasedLearner final : public LearnerExtension {
   struct TrainingOutcome {
     WorldModelAccuracy accuracy;  // on the held-out episodes (zero without them)
     WorldModelHeadLosses train_losses, held_out_losses;
+    bool has_held_out = false;
   };
   std::future<TrainingOutcome> training_;
   Clock::time_point training_started_;

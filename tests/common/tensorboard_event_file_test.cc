@@ -143,7 +143,7 @@ TEST(EventFile, FieldsAreTensorBoardsByAnIndependentDecoder) {
   std::string out;
   if (testing::run_command("command -v protoc", &out) != 0) GTEST_SKIP() << "protoc is not installed";
   const std::string path = fresh_file("events.out.tfevents.decode");
-  append_scalar_event(path, {7, 1700000000.0, {{"ppo/entropy", 1.5f}}});
+  append_scalar_event(path, {7, 1700000000.0, {{"ppo/entropy", 1.5f}, {"reduction/best_pct/bert", 0.0f}}});
   const std::string bytes = bytes_of(path);
   const uint64_t first_length = le(bytes, 0, 8);
   const std::string version = bytes.substr(12, first_length);
@@ -158,7 +158,10 @@ TEST(EventFile, FieldsAreTensorBoardsByAnIndependentDecoder) {
   ASSERT_EQ(testing::run_command("protoc --decode_raw < " + scalar_file, &out), 0) << out;
   EXPECT_NE(out.find("1: 0x41d954fc40000000"), std::string::npos) << out;  // 1700000000.0 as a double
   EXPECT_NE(out.find("2: 7\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("5 {\n  1 {\n    1: \"ppo/entropy\"\n    2: 0x3fc00000\n  }\n}"), std::string::npos) << out;
+  EXPECT_NE(out.find("5 {\n  1 {\n    1: \"ppo/entropy\"\n    2: 0x3fc00000\n  }\n"), std::string::npos) << out;
+  // A zero is written too (simple_value is in a oneof, as in summary.proto):
+  // a value without it is one TensorBoard drops.
+  EXPECT_NE(out.find("  1 {\n    1: \"reduction/best_pct/bert\"\n    2: 0x00000000\n  }\n}"), std::string::npos) << out;
 }
 
 }  // namespace

@@ -252,5 +252,25 @@ TEST(ReportCli, BadInputsAreClearErrors) {
   EXPECT_NE(out.find("metrics.jsonl:2"), std::string::npos) << out;
 }
 
+// Names in a report come from run folders, configs and evaluation files:
+// gnuplot must see them as text, never run them (backquotes in a
+// double-quoted gnuplot string are a shell command).
+TEST(ReportCli, NamesAreTextNotCommands) {
+  const std::string marker = scratch_dir() + "/gnuplot-ran-a-command";
+  fs::remove(marker);
+  const std::string evaluation = scratch_dir() + "/report-hostile.json";
+  std::ofstream(evaluation) << "{\"policy\": \"p\", \"cost_model\": \"analytic\", \"models\": [{\"model\": "
+                               "\"zoo:a`touch " << marker << "`'b\\\"c\", \"original_cost_ms\": 2, \"methods\": "
+                               "{\"policy\": {\"optimized_cost_ms\": 1, \"reduction_pct\": 50, \"applied\": "
+                               "{\"rule`touch " << marker << "`\": 1}}}}]}";
+  std::string out;
+  ASSERT_EQ(gw("report --evaluation 'label`touch " + marker + "`=" + evaluation + "' -o " + scratch_dir() +
+                   "/report-hostile",
+               &out),
+            0)
+      << out;
+  EXPECT_FALSE(fs::exists(marker)) << "gnuplot ran a command from a name";
+}
+
 }  // namespace
 }  // namespace graphworld::testing
