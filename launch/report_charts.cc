@@ -84,7 +84,7 @@ std::string GnuplotRenderer::render(const LineChart& chart) {
   std::ostringstream s;
   s << preamble(work_dir_, name, 760, 420, chart.title) << "set xlabel " << quoted(chart.x_label) << "\n"
     << "set ylabel " << quoted(chart.y_label) << "\n"
-    << "set grid\nset key outside right top\n";
+    << "set grid\nset key below\n";
   if (chart.log_y) s << "set logscale y\n";
   std::vector<std::string> plots;
   for (size_t i = 0; i < chart.series.size(); ++i) {

@@ -119,7 +119,7 @@ void runs_section(PageWriter& page, const std::vector<RunData>& runs) {
     std::string graphs;
     for (const std::string& g : run.graphs) graphs += (graphs.empty() ? "" : ", ") + escape_html(g);
     rows.push_back({escape_html(run.name), run.kind(), graphs,
-                    escape_html(run.cost_model + (run.rates.empty() ? "" : ", rates " + run.rates)),
+                    escape_html(run.cost_model + (run.cost_model == "analytic" && !run.rates.empty() ? ", rates " + run.rates : "")),
                     std::to_string(run.seed), run.model_based ? fixed(run.tau) : "-",
                     fixed(last.get("env_steps"), 0), fixed(last.get("wall_s"), 1), best.empty() ? "-" : best,
                     escape_html(run.dir)});
@@ -201,7 +201,7 @@ void world_model_section(PageWriter& page, const std::vector<RunData>& runs) {
     dream.x_label = "round";
     dream.y_label = "cost reduction (%)";
     ChartSeries predicted{"dream's prediction (greedy controller)", {}, true},
-        real{"real: the controller's episodes after it (greedy and sampled, mean)", {}, false};
+        real{"real: the controller's episodes after it (greedy and sampled)", {}, false};
     for (const DreamRound& r : dream_rounds(run)) {
       predicted.points.emplace_back(r.round, r.predicted_pct);
       if (r.real_episodes > 0) real.points.emplace_back(r.round, r.real_pct);

@@ -135,20 +135,24 @@ bool DataParallelGroup::gradients_by_nccl() const { return impl_->nccl != nullpt
 
 namespace {
 
-// The GPU path: the gradients summed where they are, by NCCL.
-void all_reduce_gradients_on_device(NcclAllReduce& nccl, const std::vector<torch::Tensor>& parameters) {
+// One buffer on `device`: every gradient flattened, then one flag per
+// parameter that counts the ranks holding a gradient for it. A parameter no
+// rank's share reached keeps no gradient, as with one learner (Adam skips it).
+torch::Tensor flatten_gradients(const std::vector<torch::Tensor>& parameters, const torch::Device& device) {
   std::vector<torch::Tensor> flat;
   std::vector<float> held;
-  const torch::Device device = parameters.front().device();
+  const auto on_device = torch::TensorOptions().dtype(torch::kFloat32).device(device);
   for (const torch::Tensor& p : parameters) {
     const torch::Tensor g = p.grad();
-    flat.push_back(g.defined() ? g.reshape({-1}).to(torch::kFloat32)
-                               : torch::zeros({p.numel()}, torch::TensorOptions().dtype(torch::kFloat32).device(device)));
+    flat.push_back(g.defined() ? g.reshape({-1}).to(device, torch::kFloat32) : torch::zeros({p.numel()}, on_device));
     held.push_back(g.defined() ? 1.0f : 0.0f);
   }
   flat.push_back(torch::tensor(held, torch::kFloat32).to(device));
-  torch::Tensor buffer = torch::cat(flat).contiguous();
-  nccl.sum_in_place(buffer.data_ptr<float>(), static_cast<size_t>(buffer.numel()));
+  return torch::cat(flat).contiguous();
+}
+
+// The summed buffer back into the parameters' gradients, on their device.
+void scatter_gradients(const torch::Tensor& buffer, const std::vector<torch::Tensor>& parameters) {
   const int64_t total = buffer.numel() - static_cast<int64_t>(parameters.size());
   const torch::Tensor holders = buffer.narrow(0, total, static_cast<int64_t>(parameters.size())).to(torch::kCPU);
   int64_t offset = 0;
@@ -158,7 +162,7 @@ void all_reduce_gradients_on_device(NcclAllReduce& nccl, const std::vector<torch
     if (holders[static_cast<int64_t>(i)].item<float>() == 0.0f) {
       p.mutable_grad() = torch::Tensor();
     } else {
-      const torch::Tensor summed = buffer.narrow(0, offset, n).view(p.sizes()).to(p.scalar_type());
+      const torch::Tensor summed = buffer.narrow(0, offset, n).view(p.sizes()).to(p.device(), p.scalar_type());
       if (p.grad().defined())
         p.mutable_grad().copy_(summed);
       else
@@ -171,42 +175,18 @@ void all_reduce_gradients_on_device(NcclAllReduce& nccl, const std::vector<torch
 }  // namespace
 
 void all_reduce_gradients(DataParallelGroup& group, const std::vector<torch::Tensor>& parameters) {
-  if (group.impl().nccl && !parameters.empty() && parameters.front().is_cuda()) {
-    all_reduce_gradients_on_device(*group.impl().nccl, parameters);
+  if (parameters.empty()) return;
+  if (group.impl().nccl && parameters.front().is_cuda()) {
+    // GPU to GPU, by NCCL.
+    torch::Tensor buffer = flatten_gradients(parameters, parameters.front().device());
+    group.impl().nccl->sum_in_place(buffer.data_ptr<float>(), static_cast<size_t>(buffer.numel()));
+    scatter_gradients(buffer, parameters);
     return;
   }
-  // One buffer: every gradient flattened, then one flag per parameter that
-  // counts the ranks holding a gradient for it. A parameter no rank's
-  // share reached keeps no gradient, as with one learner (Adam skips it).
-  std::vector<torch::Tensor> flat;
-  std::vector<double> held;
-  for (const torch::Tensor& p : parameters) {
-    const torch::Tensor g = p.grad();
-    // Through host memory: gloo sums CPU tensors (a GPU learner's too).
-    flat.push_back(g.defined() ? g.reshape({-1}).to(torch::kCPU, torch::kFloat32)
-                               : torch::zeros({p.numel()}, torch::kFloat32));
-    held.push_back(g.defined() ? 1.0 : 0.0);
-  }
-  flat.push_back(torch::tensor(held, torch::kFloat32));
-  std::vector<at::Tensor> buffer = {torch::cat(flat)};
+  // Through host memory: gloo sums CPU tensors (a GPU learner's too).
+  std::vector<at::Tensor> buffer = {flatten_gradients(parameters, torch::kCPU)};
   group.impl().wait(group.impl().group->allreduce(buffer), "summing gradients");
-  const int64_t total = buffer[0].numel() - static_cast<int64_t>(parameters.size());
-  const torch::Tensor holders = buffer[0].narrow(0, total, static_cast<int64_t>(parameters.size()));
-  int64_t offset = 0;
-  for (size_t i = 0; i < parameters.size(); ++i) {
-    torch::Tensor p = parameters[i];
-    const int64_t n = p.numel();
-    if (holders[static_cast<int64_t>(i)].item<float>() == 0.0f) {
-      p.mutable_grad() = torch::Tensor();
-    } else {
-      const torch::Tensor summed = buffer[0].narrow(0, offset, n).view(p.sizes()).to(p.device(), p.scalar_type());
-      if (p.grad().defined())
-        p.mutable_grad().copy_(summed);
-      else
-        p.mutable_grad() = summed.clone();
-    }
-    offset += n;
-  }
+  scatter_gradients(buffer[0], parameters);
 }
 
 }  // namespace graphworld

@@ -78,9 +78,7 @@ SearchResult optimize_with_policy(const Graph& graph, const RuleMatcher& matcher
   }
   if (best_graph) {
     result.graph = best_graph->pruned();
-    for (const auto& a : best_record.actions)
-      if (a.xfer < static_cast<int32_t>(matcher.num_rules()))
-        result.applied.push_back(matcher.rules()[static_cast<size_t>(a.xfer)].name);
+    result.applied = applied_rule_names(best_record, matcher);
   }
   result.generated = result.explored;
   result.search_s = clock.elapsed_s();

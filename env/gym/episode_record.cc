@@ -7,8 +7,17 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "env/rules/rule_matcher.h"
 
 namespace graphworld {
+
+std::vector<std::string> applied_rule_names(const EpisodeRecord& record, const RuleMatcher& matcher) {
+  std::vector<std::string> names;
+  for (const EpisodeRecord::Step& a : record.actions)
+    if (a.xfer >= 0 && a.xfer < static_cast<int32_t>(matcher.num_rules()))
+      names.push_back(matcher.rules()[static_cast<size_t>(a.xfer)].name);
+  return names;
+}
 
 void save_episode(const EpisodeRecord& record, const std::string& path) {
   const std::string tmp = path + ".tmp";

@@ -14,6 +14,8 @@
 
 namespace graphworld {
 
+class RuleMatcher;
+
 struct EpisodeRecord {
   uint64_t graph_hash = 0;
   uint64_t seed = 0;
@@ -23,6 +25,10 @@ struct EpisodeRecord {
   };
   std::vector<Step> actions;
 };
+
+// The names of the rules the episode applied, in order (NO-OP and
+// out-of-range xfers left out): what a search result's `applied` lists.
+std::vector<std::string> applied_rule_names(const EpisodeRecord& record, const RuleMatcher& matcher);
 
 // Writes atomically (temporary file, then rename); Error if it cannot.
 void save_episode(const EpisodeRecord& record, const std::string& path);
