@@ -95,7 +95,11 @@ std::string GnuplotRenderer::render(const LineChart& chart) {
     if (data.empty()) continue;
     const std::string file = name + "-s" + std::to_string(i) + ".dat";
     write_text(work_dir_ + "/" + file, data);
-    plots.push_back(quoted(file) + " using 1:2 with linespoints lw 2 pt 7 ps 0.5 lc " + std::to_string(i + 1) +
+    // Markers only where they can be told apart (a long run's rows would
+    // make a solid band, and a heavy file).
+    const bool markers = series.points.size() <= 40;
+    plots.push_back(quoted(file) + " using 1:2 with " + (markers ? "linespoints pt 7 ps 0.5" : "lines") + " lw 2 lc " +
+                    std::to_string(i + 1) +
                     (series.dashed ? " dt 2" : "") + " title " + quoted(series.title));
   }
   // Reference lines in black and grey, dashed, so they never take a series' colour.
@@ -161,7 +165,7 @@ std::string GnuplotRenderer::render(const Heatmap& chart) {
     data << "\n";
   }
   const int width = std::max<int>(760, 260 + static_cast<int>(chart.columns.size()) * 26);
-  const int height = 260 + static_cast<int>(chart.rows.size()) * 26;
+  const int height = 320 + static_cast<int>(chart.rows.size()) * 26;
   std::ostringstream s;
   s << preamble(work_dir_, name, width, height, chart.title);
   if (chart.rows.empty() || chart.columns.empty()) {
@@ -169,14 +173,15 @@ std::string GnuplotRenderer::render(const Heatmap& chart) {
     return run(name, s.str());
   }
   write_text(work_dir_ + "/" + file, data.str());
-  s << "set xrange [-0.5:" << chart.columns.size() - 0.5 << "]\nset yrange [-0.5:" << chart.rows.size() - 0.5
-    << "] reverse\nset xtics rotate by 60 right (";
+  // The first row on top: a y range from high to low.
+  s << "set xrange [-0.5:" << chart.columns.size() - 0.5 << "]\nset yrange [" << chart.rows.size() - 0.5
+    << ":-0.5]\nset bmargin 12\nset xtics rotate by 45 right (";
   for (size_t c = 0; c < chart.columns.size(); ++c) s << (c ? ", " : "") << quoted(chart.columns[c]) << " " << c;
   s << ")\nset ytics (";
   for (size_t r = 0; r < chart.rows.size(); ++r) s << (r ? ", " : "") << quoted(chart.rows[r]) << " " << r;
   s << ")\nset tics scale 0\nset cbrange [0:" << number(std::max(top, 1.0)) << "]\nset cblabel 'times applied'\n"
     << "set palette defined (0 '#ffffff', 1 '#c6dbef', 3 '#4292c6', 6 '#08306b')\n"
-    << "plot " << quoted(file) << " matrix with image notitle, \\\n     " << quoted(file)
+    << "plot " << quoted(file) << " matrix with image pixels notitle, \\\n     " << quoted(file)
     << " matrix using 1:2:($3 > 0 ? sprintf('%g', $3) : '') with labels font 'Sans,9' notitle\n";
   return run(name, s.str());
 }
