@@ -109,7 +109,10 @@ std::string render_help(const CliCommand& command) {
                          (o.value_name.empty() ? "" : " " + o.value_name);
       if (left.size() < 28) left.resize(28, ' ');
       else left += "\n" + std::string(28, ' ');
-      out += left + o.help + "\n";
+      // A help text's later lines line up under its first.
+      std::string help;
+      for (char c : o.help) help += c == '\n' ? "\n" + std::string(28, ' ') : std::string(1, c);
+      out += left + help + "\n";
     }
     out += "  -h, --help                show this help\n";
   }

@@ -14,7 +14,8 @@ std::vector<CliOption> cost_cli_options() {
   return {{"--cost", "", "MODEL", "cost model: analytic (default), measured (ATen on this CPU) or cuda (cuDNN/cuBLAS)"},
           {"--threads", "", "T", "measured: intra-op threads, fixed for every measurement (default: all cores)"},
           {"--cache-dir", "", "DIR", "measured/cuda cache and calibrated rates (default $GRAPHWORLD_CACHE_DIR or ~/.cache/graphworld)"},
-          {"--rates", "", "FILE", "analytic: rates YAML (default: the calibrated file in the cache dir, else built-in)"}};
+          {"--rates", "", "FILE", "analytic: rates YAML, or 'builtin' (default: the calibrated file in the cache dir, else\n"
+                                  "built-in)"}};
 }
 
 CostModelOptions cost_options_from(const CliArgs& args, const std::string& default_kind) {

@@ -18,6 +18,9 @@ std::string calibrated_rates_path(const std::string& cache_dir) {
 std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options) {
   std::string cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
   if (options.kind == "analytic") {
+    // "builtin": the built-in rates even where a calibrated file exists (what
+    // training's env.rates: builtin means, so a policy is priced as it learned).
+    if (options.rates_path == "builtin") return std::make_unique<AnalyticCostModel>();
     if (!options.rates_path.empty()) return std::make_unique<AnalyticCostModel>(load_analytic_rates(options.rates_path));
     std::string calibrated = calibrated_rates_path(cache_dir);
     if (std::filesystem::is_regular_file(calibrated))

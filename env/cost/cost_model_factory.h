@@ -12,7 +12,8 @@ struct CostModelOptions {
   std::string kind = "analytic";  // analytic | measured | cuda
   int threads = 0;                // measured: intra-op threads (0 = all cores)
   std::string cache_dir;          // "" = default_cache_dir()
-  std::string rates_path;         // analytic: "" = calibrated file in the cache dir, else built-in defaults
+  std::string rates_path;         // analytic: "" = calibrated file in the cache dir, else built-in defaults;
+                                  // "builtin" = the built-in defaults always
 };
 
 // Whether models of this kind price oneDNN's blocked layouts (the CPU
