@@ -4,8 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "common/error.h"
 
@@ -95,6 +98,14 @@ void copy_file_atomically(const std::string& from, const std::string& to) {
     std::remove(temp.c_str());
     throw Error(to + ": cannot replace it with the copy of " + from + " (" + why + ")");
   }
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open (" + std::strerror(errno) + ")");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw Error(path + ": read failed");
+  return bytes;
 }
 
 }  // namespace graphworld

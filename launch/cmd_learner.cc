@@ -29,6 +29,7 @@
 #include "learner/run_cost_table.h"
 #include "launch/run_replay.h"
 #include "worldmodel/model_based_config.h"
+#include "worldmodel/model_based_agent.h"
 #include "worldmodel/model_based_learner.h"
 
 namespace graphworld {
@@ -114,8 +115,8 @@ int run_learner(const CliArgs& args) {
         replay->replay().replay(steps, visit);
       };
       if (!quiet) mb.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
-      mb.world_model_path = dir + "/world_model.gwworld";
-      mb.controller_path = dir + "/controller.gwctl";
+      mb.world_model_path = run_world_model_path(dir);
+      mb.controller_path = run_controller_path(dir);
       return make_model_based_learner(std::move(mb));
     };
   }
@@ -152,8 +153,8 @@ int run_learner(const CliArgs& args) {
   std::printf("checkpoint   %s\n", outcome.last_checkpoint.c_str());
   std::printf("rollouts     %s/rollouts.h5\n", run.run_dir.c_str());
   if (model_based)
-    std::printf("world model  %s/world_model.gwworld\ncontroller   %s/controller.gwctl\n", run.run_dir.c_str(),
-                run.run_dir.c_str());
+    std::printf("world model  %s\ncontroller   %s\n", run_world_model_path(run.run_dir).c_str(),
+                run_controller_path(run.run_dir).c_str());
   std::printf("refused messages %lld, stale samples %lld\n", static_cast<long long>(learner.counters().refused_messages),
               static_cast<long long>(learner.counters().stale_samples));
   return 0;

@@ -1,7 +1,5 @@
 #include "launch/onnxruntime_comparison.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -9,15 +7,10 @@
 #include <regex>
 
 #include "common/error.h"
+#include "launch/command_output.h"
 
 namespace graphworld {
 namespace {
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 double json_number(const std::string& json, const std::string& key) {
   std::smatch m;
@@ -53,39 +46,19 @@ void require_onnxruntime() {
 
 namespace {
 
-// Runs `node tools/SCRIPT ARGS` and returns its stdout. onnxruntime's
-// messages go to a private temporary file (mkstemp), read back for the error
-// text, which starts with `what`.
-std::string run_onnxruntime_script(const std::string& script_name, const std::string& args, const std::string& what) {
+// Runs `node tools/SCRIPT ARGS...` (no shell, so nothing needs quoting) and
+// returns its stdout; on failure an Error starting with `what`, with
+// onnxruntime's own message.
+std::string run_onnxruntime_script(const std::string& script_name, std::vector<std::string> args,
+                                   const std::string& what) {
   require_onnxruntime();
-  const std::string script = onnxruntime_tools_dir() + "/" + script_name;
-  std::string stderr_file = (std::filesystem::temp_directory_path() / "graphworld-ort-XXXXXX").string();
-  const int fd = ::mkstemp(stderr_file.data());
-  if (fd < 0) throw Error("cannot create a temporary file in " + std::filesystem::temp_directory_path().string());
-  ::close(fd);
-  const std::string command = "node " + shell_quote(script) + " " + args + " 2>" + shell_quote(stderr_file);
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) {
-    std::filesystem::remove(stderr_file);
-    throw Error("cannot start node to run " + script);
-  }
-  std::string output;
-  char buffer[4096];
-  while (size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  std::string errors;
-  if (FILE* f = std::fopen(stderr_file.c_str(), "r")) {
-    while (size_t n = std::fread(buffer, 1, sizeof(buffer), f)) errors.append(buffer, n);
-    std::fclose(f);
-  }
-  std::filesystem::remove(stderr_file);
+  args.insert(args.begin(), {"node", onnxruntime_tools_dir() + "/" + script_name});
+  CommandOutput result = command_output(args);
+  std::string& errors = result.err;
   while (!errors.empty() && (errors.back() == '\n' || errors.back() == '\r')) errors.pop_back();
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    const std::string how = WIFSIGNALED(status) ? "node was killed by signal " + std::to_string(WTERMSIG(status))
-                                                : "node exited with status " + std::to_string(WEXITSTATUS(status));
-    throw Error(what + ": " + (errors.empty() ? how : errors));
-  }
-  return output;
+  if (result.exit_code != 0)
+    throw Error(what + ": " + (errors.empty() ? "node exited with status " + std::to_string(result.exit_code) : errors));
+  return result.out;
 }
 
 }  // namespace
@@ -94,10 +67,9 @@ OnnxRuntimeComparison compare_onnxruntime_latency(const std::string& original_pa
                                                   const OnnxRuntimeComparisonOptions& options) {
   const std::string output = run_onnxruntime_script(
       "ort_ab.mjs",
-      "--a " + shell_quote(original_path) + " --b " + shell_quote(candidate_path) + " --rounds " +
-          std::to_string(options.rounds) + " --iters " + std::to_string(options.iters) + " --min-round-ms " +
-          std::to_string(static_cast<int64_t>(options.min_round_ms)) + " --threads " + std::to_string(options.threads) +
-          " --opt " + shell_quote(options.opt_level) + " --json",
+      {"--a", original_path, "--b", candidate_path, "--rounds", std::to_string(options.rounds), "--iters",
+       std::to_string(options.iters), "--min-round-ms", std::to_string(static_cast<int64_t>(options.min_round_ms)),
+       "--threads", std::to_string(options.threads), "--opt", options.opt_level, "--json"},
       "onnxruntime could not compare " + original_path +
           " with the optimised model (optimize: --verify-runtime executor decides with the executor alone; evaluate: "
           "--no-onnxruntime)");
@@ -119,8 +91,7 @@ OnnxRuntimeComparison compare_onnxruntime_latency(const std::string& original_pa
 OnnxRuntimeOutputDifference compare_onnxruntime_outputs(const std::string& original_path,
                                                         const std::string& candidate_path, uint64_t seed) {
   const std::string output = run_onnxruntime_script(
-      "ort_compare.mjs",
-      shell_quote(original_path) + " " + shell_quote(candidate_path) + " --seed " + std::to_string(seed) + " --json",
+      "ort_compare.mjs", {original_path, candidate_path, "--seed", std::to_string(seed), "--json"},
       "onnxruntime could not run " + original_path + " and " + candidate_path + " on the same inputs");
   OnnxRuntimeOutputDifference diff;
   diff.max_abs_err = json_number(output, "max_abs_err");

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
 #include "launch/command_output.h"
 
@@ -39,13 +40,6 @@ void write_text(const std::string& path, const std::string& text) {
   if (!out.flush()) throw Error(path + ": write failed (disk full?)");
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 // The terminal, title and grid every chart shares.
 std::string preamble(const std::string& dir, const std::string& name, int width, int height, const std::string& title) {
   std::ostringstream s;
@@ -76,7 +70,7 @@ std::string GnuplotRenderer::run(const std::string& name, const std::string& scr
   const std::string svg_file = work_dir_ + "/" + name + ".svg";
   if (result.exit_code != 0 || !std::filesystem::exists(svg_file))
     throw Error("gnuplot failed on " + script_file + ": " + (result.err.empty() ? "no message" : result.err));
-  return read_text(svg_file);
+  return read_file(svg_file);
 }
 
 std::string GnuplotRenderer::render(const LineChart& chart) {

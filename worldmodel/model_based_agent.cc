@@ -10,12 +10,8 @@
 #include "worldmodel/controller.h"
 
 namespace graphworld {
-namespace {
-
-std::string world_model_file(const std::string& run) { return run + "/world_model.gwworld"; }
-std::string controller_file(const std::string& run) { return run + "/controller.gwctl"; }
-
-}  // namespace
+std::string run_world_model_path(const std::string& run_dir) { return run_dir + "/world_model.gwworld"; }
+std::string run_controller_path(const std::string& run_dir) { return run_dir + "/controller.gwctl"; }
 
 struct ModelBasedAgent::Impl {
   std::string source;
@@ -29,17 +25,17 @@ ModelBasedAgent& ModelBasedAgent::operator=(ModelBasedAgent&&) noexcept = defaul
 ModelBasedAgent::~ModelBasedAgent() = default;
 
 bool ModelBasedAgent::is_model_based_run(const std::string& path) {
-  return std::filesystem::is_directory(path) && std::filesystem::exists(world_model_file(path));
+  return std::filesystem::is_directory(path) && std::filesystem::exists(run_world_model_path(path));
 }
 
 ModelBasedAgent ModelBasedAgent::load_run(const std::string& run_dir) {
-  if (!std::filesystem::exists(world_model_file(run_dir)))
+  if (!std::filesystem::exists(run_world_model_path(run_dir)))
     throw Error(run_dir + ": no world_model.gwworld; a model-based run ('model_based.enabled: true') writes one "
                           "after its first round");
-  if (!std::filesystem::exists(controller_file(run_dir)))
+  if (!std::filesystem::exists(run_controller_path(run_dir)))
     throw Error(run_dir + ": no controller.gwctl; the run has not finished a round of dream training yet");
-  WorldModel model = WorldModel::load(world_model_file(run_dir));
-  DreamController controller = load_controller(controller_file(run_dir), model);
+  WorldModel model = WorldModel::load(run_world_model_path(run_dir));
+  DreamController controller = load_controller(run_controller_path(run_dir), model);
   controller->eval();
   return ModelBasedAgent(std::make_unique<Impl>(Impl{run_dir, std::move(model), std::move(controller)}));
 }

@@ -18,6 +18,10 @@
 
 namespace graphworld {
 
+// Where a model-based run keeps its agent: written by its learner, read here.
+std::string run_world_model_path(const std::string& run_dir);  // RUN/world_model.gwworld
+std::string run_controller_path(const std::string& run_dir);    // RUN/controller.gwctl
+
 class ModelBasedAgent {
  public:
   // Error naming the run folder when it is not a model-based run that has

@@ -3,7 +3,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 
 #include "common/atomic_file.h"
 #include "common/error.h"
@@ -102,13 +101,6 @@ size_t parse_records(const std::string& path, const std::string& bytes, bool dro
   return at;
 }
 
-std::string read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw Error(path + ": read failed");
-  return bytes;
-}
-
 double now_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -128,7 +120,7 @@ void append_scalar_event(const std::string& path, const ScalarEvent& event) {
 
 EventFileContents read_event_file(const std::string& path, bool drop_cut_tail) {
   if (!std::filesystem::exists(path)) throw Error(path + ": no such event file");
-  const std::string bytes = read_whole_file(path);
+  const std::string bytes = read_file(path);
   EventFileContents contents;
   parse_records(path, bytes, drop_cut_tail, contents);
   if (contents.records == 0 && !drop_cut_tail) throw FormatError(path + ": empty; not a TensorBoard event file");
