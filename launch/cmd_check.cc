@@ -30,8 +30,8 @@ int run_check(const CliArgs& args) {
   args.expect_at_most(2);
   double rtol = args.double_value("--rtol", 1e-4);
   uint64_t seed = static_cast<uint64_t>(args.int_value("--seed", 1));
-  LoadedModel a = load_model(a_spec);
-  LoadedModel b = load_model(b_spec);
+  LoadedModel a = load_model(a_spec, 1, import_options_from(args));
+  LoadedModel b = load_model(b_spec, 1, import_options_from(args));
   require_same_inputs(a.graph, b.graph);
   ExecutorOptions options;
   options.threads = static_cast<int>(args.int_value("--threads", 0));
@@ -69,7 +69,8 @@ Subcommand check_command() {
            {{"--rtol", "", "R", "largest relative error still called equivalent (default 1e-4)"},
             {"--seed", "", "S", "seed of the random inputs (default 1)"},
             {"--threads", "", "T", "intra-op threads (default: all cores)"},
-            {"--json", "", "", "print one JSON object"}}},
+            {"--json", "", "", "print one JSON object"},
+            input_shape_option()}},
           run_check};
 }
 

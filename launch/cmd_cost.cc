@@ -22,7 +22,7 @@ int run_cost(const CliArgs& args) {
   args.expect_at_most(1);
   int64_t top = args.int_value("--top", 10);
   if (top < 0) throw UsageError("--top must be >= 0");
-  LoadedModel model = load_model(spec, args.int_value("--batch", 1));
+  LoadedModel model = load_model(spec, args.int_value("--batch", 1), import_options_from(args));
   std::unique_ptr<CostModel> cost_model = make_cost_model_with_progress(cost_options_from(args));
   Stopwatch watch;
   GraphCost cost = graph_cost(model.graph, *cost_model);
@@ -83,6 +83,7 @@ int run_cost(const CliArgs& args) {
 Subcommand cost_command() {
   std::vector<CliOption> options = cost_cli_options();
   options.push_back({"--batch", "", "N", "batch size for zoo models (default 1)"});
+  options.push_back(input_shape_option());
   options.push_back({"--top", "", "K", "list the K costliest ops (default 10)"});
   options.push_back({"--json", "", "", "print one JSON object"});
   options.push_back({"--output", "-o", "FILE", "export-table: the cost table to write"});

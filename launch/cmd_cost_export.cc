@@ -26,7 +26,7 @@ int run_cost_export_table(const CliArgs& args) {
                      "(name them in env.rates); export-table is for --cost measured or --cost cuda");
   std::vector<LoadedModel> models;
   for (size_t i = 1; i < args.positional_count(); ++i)
-    models.push_back(load_model(args.positional(i, "a MODEL"), args.int_value("--batch", 1)));
+    models.push_back(load_model(args.positional(i, "a MODEL"), args.int_value("--batch", 1), import_options_from(args)));
   std::vector<const Graph*> graphs;
   for (const LoadedModel& m : models) graphs.push_back(&m.graph);
   std::unique_ptr<CostModel> model = make_cost_model_with_progress(options);

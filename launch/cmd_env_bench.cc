@@ -28,7 +28,7 @@ int run_env_bench(const CliArgs& args) {
   options.max_locations = static_cast<int32_t>(args.int_value("--locations", 200));
   options.max_steps = static_cast<int32_t>(args.int_value("--max-steps", 100));
   const auto seed = static_cast<uint64_t>(args.int_value("--seed", 0));
-  LoadedModel model = load_model(spec, args.int_value("--batch", 1));
+  LoadedModel model = load_model(spec, args.int_value("--batch", 1), import_options_from(args));
   const RuleMatcher matcher(default_rule_library().rules);
   std::unique_ptr<CostModel> cost = make_cost_model_with_progress(cost_options_from(args));
 
@@ -87,6 +87,7 @@ Subcommand env_bench_command() {
       {"--max-steps", "", "N", "episode length before it is reset (default 100)"},
       {"--seed", "", "S", "action sampling seed (default 0)"},
       {"--batch", "", "N", "batch size for zoo models (default 1)"},
+      input_shape_option(),
       {"--json", "", "", "print one JSON object"},
   };
   for (const CliOption& o : cost_cli_options()) options.push_back(o);

@@ -20,6 +20,7 @@
 #include "launch/commands.h"
 #include "launch/cost_options.h"
 #include "launch/model_evaluation.h"
+#include "launch/model_source.h"
 #include "launch/policy_location.h"
 #include "worldmodel/model_based_agent.h"
 
@@ -140,7 +141,7 @@ int run_evaluate(const CliArgs& args) {
   // Every model is read before the first is evaluated: a bad name fails at once.
   std::vector<LoadedModel> models;
   for (size_t i = 1; i < args.positional_count(); ++i)
-    models.push_back(load_model(args.positional(i, "a MODEL"), args.int_value("--batch", 1)));
+    models.push_back(load_model(args.positional(i, "a MODEL"), args.int_value("--batch", 1), import_options_from(args)));
 
   std::vector<ModelEvaluation> evaluations;
   for (size_t i = 0; i < models.size(); ++i) {
@@ -188,6 +189,7 @@ Subcommand evaluate_command() {
       {"--latency-rounds", "", "R", "alternating onnxruntime timing rounds per comparison (default 5)"},
       {"--ort-threads", "", "T", "onnxruntime's threads while timing (default 1)"},
       {"--batch", "", "N", "batch size for zoo models (default 1)"},
+      input_shape_option(),
       {"--json", "", "", "print one JSON object"},
       {"--json-file", "", "FILE", "also write the JSON object to FILE (the table is printed as usual)"},
       {"--quiet", "-q", "", "no progress on stderr"},

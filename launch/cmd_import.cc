@@ -17,7 +17,7 @@ int run_import(const CliArgs& args) {
   const std::string& spec = args.positional(0, "a MODEL (an .onnx file or a zoo name)");
   args.expect_at_most(1);
   Stopwatch watch;
-  LoadedModel model = load_model(spec, args.int_value("--batch", 1));
+  LoadedModel model = load_model(spec, args.int_value("--batch", 1), import_options_from(args));
   double import_ms = watch.elapsed_ms();
   GraphSummary summary = summarize(model.graph);
   double export_ms = 0;
@@ -73,6 +73,7 @@ Subcommand import_command() {
            {{"--output", "-o", "OUT.onnx", "write the imported graph as ONNX (opset 17): the round trip"},
             {"--dot", "", "FILE", "write the graph in Graphviz format"},
             {"--batch", "", "N", "batch size for zoo models (default 1)"},
+            input_shape_option(),
             {"--json", "", "", "print one JSON object instead of text"}}},
           run_import};
 }

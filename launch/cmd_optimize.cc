@@ -137,7 +137,7 @@ int run_optimize(const CliArgs& args) {
     throw UsageError("--rollouts, --max-steps and --rollout-time apply to --policy; with a search use --budget");
 
   Stopwatch io_clock;
-  LoadedModel model = load_model(spec, args.int_value("--batch", 1));
+  LoadedModel model = load_model(spec, args.int_value("--batch", 1), import_options_from(args));
   const RuleLibrary library = args.value("--rules") ? load_rule_library(*args.value("--rules")) : default_rule_library();
   std::optional<LoadedPolicy> policy;
   std::string policy_file;
@@ -322,6 +322,7 @@ Subcommand optimize_command() {
       {"--rules", "", "FILE", "a rule library file (default: the built-in library)"},
       {"--tolerance", "", "T", "largest relative output difference accepted as equal (default 1e-3)"},
       {"--batch", "", "N", "batch size for zoo models (default 1)"},
+      input_shape_option(),
       {"--verify-runtime", "", "RT", "time original against optimised end to end before writing: executor (default),\n"
                                      "onnxruntime (also in onnxruntime with its optimisations on; it decides) or none"},
       {"--spelling", "", "S", "fusing-runtimes (default: written so onnxruntime and runtimes like it can fuse; merged\n"

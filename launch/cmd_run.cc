@@ -18,7 +18,7 @@ int run_run(const CliArgs& args) {
   int64_t warmup = args.int_value("--warmup", 3);
   int64_t threads = args.int_value("--threads", 0);
   if (iters < 1 || warmup < 0 || threads < 0) throw UsageError("--iters must be >= 1, --warmup and --threads >= 0");
-  LoadedModel model = load_model(spec, args.int_value("--batch", 1));
+  LoadedModel model = load_model(spec, args.int_value("--batch", 1), import_options_from(args));
   ExecutorOptions options;
   options.threads = static_cast<int>(threads);
   Executor executor(model.graph, options);
@@ -63,6 +63,7 @@ Subcommand run_command() {
             {"--threads", "", "T", "intra-op threads (default: all cores)"},
             {"--seed", "", "S", "seed of the random inputs (default 1)"},
             {"--batch", "", "N", "batch size for zoo models (default 1)"},
+            input_shape_option(),
             {"--profile", "", "", "also time each op type and print the breakdown"},
             {"--json", "", "", "print one JSON object"}}},
           run_run};

@@ -78,6 +78,7 @@ EndToEndCheck check_end_to_end(const Graph& original, const Graph& optimized, co
     ort_options.rounds = options.rounds;
     ort_options.threads = options.threads > 0 ? options.threads
                                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    ort_options.input_shapes = onnxruntime_input_shapes(original);
     check.onnxruntime = compare_onnxruntime_latency(original_onnx, optimized_onnx, ort_options);
     ort = check.onnxruntime->speedup;
   }

@@ -122,7 +122,8 @@ ModelEvaluation evaluate_model(const LoadedModel& model, const RuleMatcher& matc
     if (options.onnxruntime) {
       const std::string optimized_file = scratch.file(row.method);
       write_onnx_bytes(bytes, optimized_file);
-      row.onnxruntime_difference = compare_onnxruntime_outputs(original_file, optimized_file, options.seed + 1);
+      row.onnxruntime_difference = compare_onnxruntime_outputs(original_file, optimized_file, options.seed + 1,
+                                                                onnxruntime_input_shapes(model.graph));
       if (!(row.onnxruntime_difference->max_rel_err <= options.tolerance))
         throw Error(what + " does not compute what the original computes in onnxruntime (max relative error " +
                     format_error(row.onnxruntime_difference->max_rel_err) + " > tolerance " +
@@ -136,6 +137,7 @@ ModelEvaluation evaluate_model(const LoadedModel& model, const RuleMatcher& matc
         timing.rounds = options.latency_rounds;
         timing.threads = options.threads;
         timing.opt_level = level;
+        timing.input_shapes = onnxruntime_input_shapes(model.graph);
         (std::string(level) == "all" ? row.onnxruntime_all : row.onnxruntime_disabled) =
             compare_onnxruntime_latency(original_file, optimized_file, timing);
       }

@@ -63,13 +63,25 @@ std::string run_onnxruntime_script(const std::string& script_name, std::vector<s
 
 }  // namespace
 
+std::string onnxruntime_input_shapes(const Graph& graph) {
+  std::string text;
+  for (OpId id : graph.input_ops()) {
+    const Op& op = graph.op(id);
+    text += (text.empty() ? "" : ";") + op.name + "=";
+    const Shape& shape = op.outputs[0].shape;
+    for (size_t d = 0; d < shape.size(); ++d) text += (d ? "x" : "") + std::to_string(shape[d]);
+  }
+  return text;
+}
+
 OnnxRuntimeComparison compare_onnxruntime_latency(const std::string& original_path, const std::string& candidate_path,
                                                   const OnnxRuntimeComparisonOptions& options) {
   const std::string output = run_onnxruntime_script(
       "ort_ab.mjs",
       {"--a", original_path, "--b", candidate_path, "--rounds", std::to_string(options.rounds), "--iters",
        std::to_string(options.iters), "--min-round-ms", std::to_string(static_cast<int64_t>(options.min_round_ms)),
-       "--threads", std::to_string(options.threads), "--opt", options.opt_level, "--json"},
+       "--threads", std::to_string(options.threads), "--opt", options.opt_level, "--input-shapes", options.input_shapes,
+       "--json"},
       "onnxruntime could not compare " + original_path +
           " with the optimised model (optimize: --verify-runtime executor decides with the executor alone; evaluate: "
           "--no-onnxruntime)");
@@ -89,9 +101,11 @@ OnnxRuntimeComparison compare_onnxruntime_latency(const std::string& original_pa
 }
 
 OnnxRuntimeOutputDifference compare_onnxruntime_outputs(const std::string& original_path,
-                                                        const std::string& candidate_path, uint64_t seed) {
+                                                        const std::string& candidate_path, uint64_t seed,
+                                                        const std::string& input_shapes) {
   const std::string output = run_onnxruntime_script(
-      "ort_compare.mjs", {original_path, candidate_path, "--seed", std::to_string(seed), "--json"},
+      "ort_compare.mjs",
+      {original_path, candidate_path, "--seed", std::to_string(seed), "--input-shapes", input_shapes, "--json"},
       "onnxruntime could not run " + original_path + " and " + candidate_path + " on the same inputs");
   OnnxRuntimeOutputDifference diff;
   diff.max_abs_err = json_number(output, "max_abs_err");

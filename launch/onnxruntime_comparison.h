@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "env/graph/graph.h"
 #include "env/ops/latency_comparison.h"
 
 namespace graphworld {
@@ -20,7 +21,13 @@ struct OnnxRuntimeComparisonOptions {
   double min_round_ms = 200;  // more runs per round for small models, up to this long
   int threads = 1;
   std::string opt_level = "all";  // onnxruntime's graph optimisation level
+  // The graph inputs' shapes ("images=1x3x640x640;ids=1x16"), for models
+  // whose files leave dimensions symbolic; see onnxruntime_input_shapes().
+  std::string input_shapes;
 };
+
+// The input shapes of an imported graph in the scripts' --input-shapes form.
+std::string onnxruntime_input_shapes(const Graph& graph);
 
 // The result has the executor comparison's form (iters: the minimum asked for).
 using OnnxRuntimeComparison = LatencyComparison;
@@ -38,7 +45,8 @@ struct OnnxRuntimeOutputDifference {
   int outputs = 0;
 };
 OnnxRuntimeOutputDifference compare_onnxruntime_outputs(const std::string& original_path,
-                                                        const std::string& candidate_path, uint64_t seed = 0);
+                                                        const std::string& candidate_path, uint64_t seed = 0,
+                                                        const std::string& input_shapes = "");
 
 // Throws Error saying what to install when node, onnxruntime-node or the
 // script is missing: called before a long search, not after it.

@@ -41,7 +41,8 @@ Config with_absolute_paths(Config config, const std::string& config_path) {
   std::string graphs = "[";
   for (const std::string& spec : config.get_string_list("train.graphs")) {
     YAML::Emitter item;
-    item << YAML::DoubleQuoted << resolve_config_file(spec, config_path);
+    ModelEntry entry = parse_model_entry(spec);
+    item << YAML::DoubleQuoted << resolve_config_file(entry.spec, config_path) + entry.flags;
     graphs += (graphs.size() > 1 ? ", " : "") + std::string(item.c_str());
   }
   config.set("train.graphs", graphs + "]", config_path);
@@ -57,12 +58,15 @@ std::vector<TrainingGraph> load_training_graphs(const std::vector<std::string>& 
   std::set<std::string> taken;
   for (const std::string& spec : specs) {
     LoadedModel model;
+    std::string path;
     try {
-      model = load_model(spec);
+      ModelEntry entry = parse_model_entry(spec);
+      path = entry.spec;
+      model = load_model(entry.spec, 1, entry.import);
     } catch (const Error& e) {
       throw UsageError("train.graphs: " + std::string(e.what()));
     }
-    const std::string stem = model.from_zoo ? spec : fs::path(spec).stem().string();
+    const std::string stem = model.from_zoo ? path : fs::path(path).stem().string();
     std::string name = stem;
     for (int k = 2; !taken.insert(name).second; ++k) name = stem + "-" + std::to_string(k);
     graphs.push_back({name, std::move(model.graph)});

@@ -2,7 +2,7 @@
 // in any ONNX runtime without graphworld or LibTorch.
 //
 // One observation per run, every size dynamic:
-//   inputs   node_features   float [nodes, 48]
+//   inputs   node_features   float [nodes, 64]
 //            edge_features   float [edges, 8]
 //            globals         float [1, 6]
 //            senders         int64 [edges]     producing node of each edge

@@ -15,18 +15,18 @@ std::vector<float> summarize_observation(const Observation& observation) {
   std::vector<float> summary(kSummaryDim, 0.0f);
   const GraphTuple& g = observation.graph;
   for (size_t i = 0; i < g.globals.size() && i < 6; ++i) summary[i] = g.globals[i];
-  std::vector<double> counts(kSummaryOpTypes, 0.0), means(11, 0.0);
+  std::vector<double> counts(kSummaryOpTypes, 0.0), means(kSummaryNodeScalars, 0.0);
   for (int32_t n = 0; n < g.num_nodes; ++n) {
     const float* f = g.node_features.data() + static_cast<size_t>(n) * kNodeFeatureDim;
     for (int k = 0; k < kSummaryOpTypes; ++k) counts[k] += f[k];
-    for (int k = 0; k < 11; ++k) means[k] += f[kSummaryOpTypes + k];
+    for (int k = 0; k < kSummaryNodeScalars; ++k) means[k] += f[kSummaryOpTypes + k];
   }
   const double nodes = std::max(1, g.num_nodes);
   for (int k = 0; k < kSummaryOpTypes; ++k) {
     summary[6 + k] = static_cast<float>(counts[k] / nodes);
     summary[6 + kSummaryOpTypes + k] = static_cast<float>(std::log2(1.0 + counts[k]) / 10.0);
   }
-  for (int k = 0; k < 11; ++k) summary[6 + 2 * kSummaryOpTypes + k] = static_cast<float>(means[k] / nodes);
+  for (int k = 0; k < kSummaryNodeScalars; ++k) summary[6 + 2 * kSummaryOpTypes + k] = static_cast<float>(means[k] / nodes);
   return summary;
 }
 

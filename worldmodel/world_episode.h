@@ -21,13 +21,14 @@ namespace graphworld {
 
 // Summary layout (kSummaryDim floats, each roughly in [0, 1]):
 //   [0, 6)      the observation's globals (cost / initial cost first)
-//   [6, 43)     each op type's share of the graph's nodes
-//   [43, 80)    log2(1 + count of each op type) / 10
-//   [80, 91)    mean over nodes of node features 37..47 (constant, output,
+//   [6, 58)     each op type's share of the graph's nodes
+//   [58, 110)   log2(1 + count of each op type) / 10
+//   [110, 122)  mean over nodes of node features 52..63 (constant, output,
 //               size, kernel, stride, group, fused activations, cost share)
-inline constexpr int kSummaryOpTypes = 37;
-inline constexpr int kSummaryDim = 6 + 2 * kSummaryOpTypes + 11;
-static_assert(kSummaryOpTypes + 11 == kNodeFeatureDim, "the summary reads every node feature");
+inline constexpr int kSummaryOpTypes = 52;
+inline constexpr int kSummaryNodeScalars = 12;
+inline constexpr int kSummaryDim = 6 + 2 * kSummaryOpTypes + kSummaryNodeScalars;
+static_assert(kSummaryOpTypes + kSummaryNodeScalars == kNodeFeatureDim, "the summary reads every node feature");
 std::vector<float> summarize_observation(const Observation& observation);
 
 struct WorldStep {
@@ -76,7 +77,7 @@ ActionChooser plan_chooser(std::vector<int32_t> plan);
 // The xfers a world model knows: those allowed somewhere in its training
 // data, ascending. Index i < size() is xfer xfers[i]; index size() is NO-OP.
 // Rules never seen applicable cannot be predicted, so they are left out and
-// the heads stay small (a few dozen of the 1,275 rules apply to any graph).
+// the heads stay small (a few dozen of the 1,283 rules apply to any graph).
 class XferVocabulary {
  public:
   static constexpr int32_t kMaxRules = 1'000'000;

@@ -13,7 +13,9 @@
 namespace graphworld {
 namespace {
 
-bool is_dense(OpType type) { return type == OpType::Conv || type == OpType::MatMul || type == OpType::Gemm; }
+bool is_dense(OpType type) {
+  return type == OpType::Conv || type == OpType::ConvTranspose || type == OpType::MatMul || type == OpType::Gemm;
+}
 
 double positive_rate(const YAML::Node& root, const char* key, const std::string& path) {
   YAML::Node node = root[key];

@@ -15,7 +15,8 @@ using Row = std::array<double, kTerms>;
 
 Row features(const OpCostKey& key) {
   OpWork work = op_work(key.type, key.attrs, key.inputs, key.outputs);
-  bool dense = key.type == OpType::Conv || key.type == OpType::MatMul || key.type == OpType::Gemm;
+  bool dense = key.type == OpType::Conv || key.type == OpType::ConvTranspose || key.type == OpType::MatMul ||
+               key.type == OpType::Gemm;
   return {1.0, dense ? work.flops : 0.0, dense ? 0.0 : work.flops, work.bytes};
 }
 

@@ -14,7 +14,22 @@ int64_t product(const Shape& shape, size_t from = 0, size_t to = SIZE_MAX) {
   return n;
 }
 
-int activation_code(const Attributes& attrs) { return static_cast<int>(attrs.get_int(AttrKey::Activation, 0)); }
+// cuDNN's fused activations: 1 relu, 2 sigmoid, 3 tanh, 4 clipped relu. The
+// piecewise-linear ones graphworld fuses (hard sigmoid, hard swish, leaky
+// relu) are timed as the clipped relu, the nearest one cuDNN fuses.
+int activation_code(const Attributes& attrs) {
+  auto act = static_cast<Activation>(attrs.get_int(AttrKey::Activation, 0));
+  switch (act) {
+    case Activation::None: return 0;
+    case Activation::Relu: return 1;
+    case Activation::Sigmoid: return 2;
+    case Activation::Tanh: return 3;
+    case Activation::HardSigmoid:
+    case Activation::HardSwish:
+    case Activation::LeakyRelu: return 4;
+  }
+  return 0;
+}
 
 CudaOpSpec elementwise(const OpCostKey& key, int flops) {
   CudaOpSpec spec;
@@ -57,7 +72,27 @@ CudaOpSpec cuda_spec_for(const OpCostKey& key) {
       spec.groups = key.attrs.get_int(AttrKey::Group, 1);
       spec.has_bias = key.inputs.size() > 2;
       spec.activation = activation_code(key.attrs);
+      if (spec.activation == 4) spec.clip_max = 6;
       return spec;
+    case OpType::ConvTranspose: {
+      // Timed as the GEMM cuDNN runs for it: a 1x1 conv of the input to
+      // (O/group)*kH*kW channels per group; the col2im scatter is memory-bound
+      // and small beside it.
+      const Shape& w = key.inputs[1].shape;
+      spec.kind = CudaOpKind::Conv;
+      spec.in = x;
+      spec.groups = key.attrs.get_int(AttrKey::Group, 1);
+      spec.in2 = {w[1] * w[2] * w[3] * spec.groups, w[0] / spec.groups, 1, 1};
+      spec.out = {x[0], spec.in2[0], x[2], x[3]};
+      spec.kernel = {1, 1};
+      spec.strides = {1, 1};
+      spec.dilations = {1, 1};
+      spec.pads = {0, 0};
+      spec.has_bias = key.inputs.size() > 2;
+      spec.activation = activation_code(key.attrs);
+      if (spec.activation == 4) spec.clip_max = 6;
+      return spec;
+    }
     case OpType::MatMul: {
       Shape a = key.inputs[0].shape, b = key.inputs[1].shape;
       if (a.size() == 1) a.insert(a.begin(), 1);
@@ -202,6 +237,20 @@ CudaOpSpec cuda_spec_for(const OpCostKey& key) {
       return elementwise(key, 16);
     case OpType::Sqrt:
       return elementwise(key, 4);
+    case OpType::HardSigmoid:
+    case OpType::HardSwish:
+    case OpType::LeakyRelu:
+    case OpType::PRelu:
+    case OpType::Max:
+    case OpType::Min:
+    case OpType::Mean:
+      return elementwise(key, 2);
+    case OpType::Softplus:
+    case OpType::Mish:
+      return elementwise(key, 16);
+    case OpType::ReduceMax:
+    case OpType::ReduceMin:
+      return elementwise(key, 1);
     default:
       // Data movement (Pad, Slice, EnlargeKernel...): one read and one write per output element.
       return elementwise(key, 1);

@@ -3,19 +3,26 @@
 namespace graphworld {
 namespace {
 
-bool has_window(OpType type) { return type == OpType::Conv || type == OpType::MaxPool || type == OpType::AvgPool; }
+bool has_window(OpType type) {
+  return type == OpType::Conv || type == OpType::ConvTranspose || type == OpType::MaxPool || type == OpType::AvgPool;
+}
 
 }  // namespace
 
 const AttrValue* attribute_default(OpType type, AttrKey key) {
   static const AttrValue kZero = int64_t{0}, kOne = int64_t{1};
   static const AttrValue kOnes2 = std::vector<int64_t>{1, 1}, kZeros4 = std::vector<int64_t>{0, 0, 0, 0};
+  static const AttrValue kZeros2 = std::vector<int64_t>{0, 0};
   switch (key) {
     case AttrKey::Activation:
-      if (type == OpType::Conv || type == OpType::MatMul || type == OpType::Gemm) return &kZero;
+      if (type == OpType::Conv || type == OpType::ConvTranspose || type == OpType::MatMul || type == OpType::Gemm)
+        return &kZero;
       break;
     case AttrKey::Group:
-      if (type == OpType::Conv) return &kOne;
+      if (type == OpType::Conv || type == OpType::ConvTranspose) return &kOne;
+      break;
+    case AttrKey::OutputPadding:
+      if (type == OpType::ConvTranspose) return &kZeros2;
       break;
     case AttrKey::Strides:
     case AttrKey::Dilations:

@@ -15,7 +15,8 @@ constexpr std::array<std::string_view, static_cast<size_t>(AttrKey::kCount)> kAt
     "count_include_pad",         "dilations", "ends", "epsilon", "group",
     "keepdims",   "kernel_shape", "max",    "min",    "pads",   "perm",
     "shape",      "split",       "starts",  "steps",  "strides", "transA",
-    "transB",     "value",       "fill"};
+    "transB",     "value",       "fill",    "output_padding", "repeats", "mode",
+    "coordinate_transformation_mode", "nearest_mode", "activation_alpha", "activation_beta"};
 
 [[noreturn]] void wrong_type(AttrKey key, const char* wanted) {
   throw GraphError("attribute '" + std::string(attr_key_name(key)) + "' is not " + wanted);
@@ -40,6 +41,32 @@ std::string_view activation_name(Activation act) {
     case Activation::Relu: return "relu";
     case Activation::Sigmoid: return "sigmoid";
     case Activation::Tanh: return "tanh";
+    case Activation::HardSigmoid: return "hard_sigmoid";
+    case Activation::HardSwish: return "hard_swish";
+    case Activation::LeakyRelu: return "leaky_relu";
+  }
+  return "?";
+}
+
+std::string_view resize_mode_name(ResizeMode mode) { return mode == ResizeMode::Linear ? "linear" : "nearest"; }
+
+std::string_view resize_coordinate_mode_name(ResizeCoordinateMode mode) {
+  switch (mode) {
+    case ResizeCoordinateMode::HalfPixel: return "half_pixel";
+    case ResizeCoordinateMode::PytorchHalfPixel: return "pytorch_half_pixel";
+    case ResizeCoordinateMode::Asymmetric: return "asymmetric";
+    case ResizeCoordinateMode::AlignCorners: return "align_corners";
+    case ResizeCoordinateMode::TfHalfPixelForNearest: return "tf_half_pixel_for_nn";
+  }
+  return "?";
+}
+
+std::string_view resize_nearest_mode_name(ResizeNearestMode mode) {
+  switch (mode) {
+    case ResizeNearestMode::RoundPreferFloor: return "round_prefer_floor";
+    case ResizeNearestMode::RoundPreferCeil: return "round_prefer_ceil";
+    case ResizeNearestMode::Floor: return "floor";
+    case ResizeNearestMode::Ceil: return "ceil";
   }
   return "?";
 }

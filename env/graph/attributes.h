@@ -42,15 +42,32 @@ enum class AttrKey : uint8_t {
   TransB,           // int: Gemm
   Value,            // float: Pad constant; value of a rule-made constant
   Fill,             // int: how a rule-made constant is filled (env/rules/rule_constant.h)
+  OutputPadding,    // ints: ConvTranspose, extra rows/cols at the end of each spatial dim
+  Repeats,          // ints: Tile, one per input dim
+  ResizeMode,       // int: ResizeMode enum
+  CoordinateMode,   // int: ResizeCoordinateMode enum
+  NearestMode,      // int: ResizeNearestMode enum
+  ActivationAlpha,  // float: parameter of a fused HardSigmoid or LeakyRelu
+  ActivationBeta,   // float: parameter of a fused HardSigmoid
   kCount
 };
 
 std::string_view attr_key_name(AttrKey key);
 std::optional<AttrKey> attr_key_from_name(std::string_view name);
 
-// Activation fused into Conv, MatMul and Gemm.
-enum class Activation : int64_t { None = 0, Relu = 1, Sigmoid = 2, Tanh = 3 };
+// Activation fused into Conv, MatMul and Gemm. The parametric ones (hard
+// sigmoid, leaky relu) read ActivationAlpha/ActivationBeta and are fused into
+// Conv only.
+enum class Activation : int64_t { None = 0, Relu = 1, Sigmoid = 2, Tanh = 3, HardSigmoid = 4, HardSwish = 5, LeakyRelu = 6 };
 std::string_view activation_name(Activation act);
+
+// Resize's ONNX string attributes, as integers (mode, coordinate_transformation_mode, nearest_mode).
+enum class ResizeMode : int64_t { Nearest = 0, Linear = 1 };
+enum class ResizeCoordinateMode : int64_t { HalfPixel = 0, PytorchHalfPixel = 1, Asymmetric = 2, AlignCorners = 3, TfHalfPixelForNearest = 4 };
+enum class ResizeNearestMode : int64_t { RoundPreferFloor = 0, RoundPreferCeil = 1, Floor = 2, Ceil = 3 };
+std::string_view resize_mode_name(ResizeMode mode);
+std::string_view resize_coordinate_mode_name(ResizeCoordinateMode mode);
+std::string_view resize_nearest_mode_name(ResizeNearestMode mode);
 
 using AttrValue = std::variant<int64_t, double, std::vector<int64_t>>;
 // "3", "0.001", "[1,1]"; activations by name ("relu") when `key` is Activation.

@@ -12,7 +12,9 @@ constexpr std::array<std::string_view, kNumOpTypes> kNames = {
     "LayerNorm", "BatchNorm", "MaxPool",     "AvgPool",       "GlobalAvgPool",
     "ReduceMean", "ReduceSum", "Concat",     "Split",         "Slice",      "Reshape",
     "Flatten",   "Transpose", "Squeeze",     "Unsqueeze",     "Pad",        "Identity",
-    "Dropout",   "EnlargeKernel"};
+    "Dropout",   "EnlargeKernel", "HardSigmoid", "HardSwish",     "LeakyRelu",  "PRelu",
+    "Softplus",  "Mish",      "Resize",      "ConvTranspose", "ReduceMax",  "ReduceMin",
+    "Max",       "Min",       "Mean",        "Gather",        "Tile"};
 
 }  // namespace
 
@@ -65,6 +67,11 @@ bool is_elementwise_unary(OpType type) {
     case OpType::Sqrt:
     case OpType::Identity:
     case OpType::Dropout:
+    case OpType::HardSigmoid:
+    case OpType::HardSwish:
+    case OpType::LeakyRelu:
+    case OpType::Softplus:
+    case OpType::Mish:
       return true;
     default:
       return false;

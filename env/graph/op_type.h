@@ -53,6 +53,23 @@ enum class OpType : uint8_t {
   Dropout,
   // Internal weight transforms used by rules.
   EnlargeKernel,  // zero-pads a conv weight [O,I,kh,kw] to a larger odd kernel, centred
+  // What detection, recognition and mobile networks add (appended, so the
+  // indices above keep their meaning in rule files and feature layouts).
+  HardSigmoid,    // max(0, min(1, alpha * x + beta))
+  HardSwish,      // x * HardSigmoid(x) with alpha 1/6, beta 1/2
+  LeakyRelu,      // x < 0 ? alpha * x : x
+  PRelu,          // x < 0 ? slope * x : x; slope broadcasts to x
+  Softplus,       // log(1 + exp(x))
+  Mish,           // x * tanh(softplus(x))
+  Resize,         // nearest or linear; output shape resolved at import
+  ConvTranspose,  // weight [C, O/group, kH, kW]
+  ReduceMax,
+  ReduceMin,
+  Max,            // elementwise over 1+ inputs, broadcasting
+  Min,
+  Mean,
+  Gather,         // data, int64 indices; axis
+  Tile,           // repeats
   kCount
 };
 

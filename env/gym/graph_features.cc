@@ -1,15 +1,16 @@
 // Feature layouts.
 //
-// Node (kNodeFeatureDim = 48):
-//   [0, 37)  op type, one-hot (OpType order)
-//   37       constant: folded from weights before the first run
-//   38       graph output
-//   39       log2(1 + elements of output 0) / 24
-//   40, 41   kernel height, width / 8 (Conv: weight shape; pools: kernel_shape)
-//   42       stride (first spatial) / 4
-//   43       log2(group) / 10
-//   44..46   fused activation: relu, sigmoid, tanh
-//   47       the op's share of the graph's cost
+// Node (kNodeFeatureDim = 64):
+//   [0, 52)  op type, one-hot (OpType order)
+//   52       constant: folded from weights before the first run
+//   53       graph output
+//   54       log2(1 + elements of output 0) / 24
+//   55, 56   kernel height, width / 8 (Conv, ConvTranspose: weight shape; pools: kernel_shape)
+//   57       stride (first spatial) / 4
+//   58       log2(group) / 10
+//   59..61   fused activation: relu, sigmoid, tanh
+//   62       the op's share of the graph's cost
+//   63       fused piecewise-linear activation: hard sigmoid, hard swish, leaky relu
 // Edge (kEdgeFeatureDim = 8):
 //   0        rank / 8
 //   1..4     the last four dims, right-aligned, log2(1 + d) / 16
@@ -27,7 +28,7 @@ namespace graphworld {
 
 namespace {
 
-static_assert(kNumOpTypes + 11 == kNodeFeatureDim, "node feature layout out of date with the op types");
+static_assert(kNumOpTypes + 12 == kNodeFeatureDim, "node feature layout out of date with the op types");
 
 float log_scaled(double x, double scale) { return static_cast<float>(std::log2(1.0 + x) / scale); }
 
@@ -39,7 +40,7 @@ void node_features(const Graph& graph, const GraphIndex& index, const CostTracke
   x[1] = index.is_graph_output(id) ? 1.0f : 0.0f;
   x[2] = log_scaled(static_cast<double>(op.outputs[0].numel()), 24);
   std::vector<int64_t> kernel;
-  if (op.type == OpType::Conv && op.inputs.size() > 1) {
+  if ((op.type == OpType::Conv || op.type == OpType::ConvTranspose) && op.inputs.size() > 1) {
     const Shape& w = graph.info(op.inputs[1]).shape;
     if (w.size() == 4) kernel = {w[2], w[3]};
   } else if (op.type == OpType::MaxPool || op.type == OpType::AvgPool) {
@@ -57,6 +58,7 @@ void node_features(const Graph& graph, const GraphIndex& index, const CostTracke
   if (act == Activation::Sigmoid) x[8] = 1;
   if (act == Activation::Tanh) x[9] = 1;
   if (cost.total_ms() > 0) x[10] = static_cast<float>(cost.op_ms(id) / cost.total_ms());
+  if (act == Activation::HardSigmoid || act == Activation::HardSwish || act == Activation::LeakyRelu) x[11] = 1;
 }
 
 void edge_features(const Graph& graph, const GraphIndex& index, TensorRef ref, float* f) {

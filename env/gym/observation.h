@@ -19,9 +19,9 @@ namespace graphworld {
 // Bumped whenever the meaning or layout of any feature changes: a policy
 // trained on one version reads garbage from another, so policy files record
 // it and loading refuses a mismatch.
-inline constexpr int kObservationFeatureVersion = 1;
+inline constexpr int kObservationFeatureVersion = 2;
 
-inline constexpr int kNodeFeatureDim = 48;
+inline constexpr int kNodeFeatureDim = 64;
 inline constexpr int kEdgeFeatureDim = 8;
 inline constexpr int kGlobalFeatureDim = 6;
 

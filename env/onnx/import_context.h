@@ -86,6 +86,11 @@ using NodeConverter = std::function<void(ImportContext&, const onnx::NodeProto&)
 // Converters keyed by ONNX op type; the importer rejects any type not listed.
 const std::map<std::string, NodeConverter>& node_converters();
 
+// Converters with files of their own (import_resize.cc, import_einsum.cc).
+void convert_resize(ImportContext& ctx, const onnx::NodeProto& node);
+void convert_upsample(ImportContext& ctx, const onnx::NodeProto& node);
+void convert_einsum(ImportContext& ctx, const onnx::NodeProto& node);
+
 // Folds an ONNX op that has no IR counterpart (Shape, Gather, Cast, Where...)
 // over constant inputs with ATen.
 std::vector<std::shared_ptr<TensorData>> fold_onnx_only_op(const std::string& op_type, const NodeAttrs& attrs,

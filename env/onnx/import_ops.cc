@@ -77,18 +77,32 @@ void require_2d(ImportContext& ctx, const Node& node, const TensorInfo& x) {
                       "; only 2-D windows over N,C,H,W inputs (rank 4) are supported");
 }
 
+// Conv and ConvTranspose: an N,C,H,W input, a rank-4 weight whose last two
+// dims are the kernel, and checked strides and dilations.
+struct ConvWindow {
+  TensorInfo x;
+  std::vector<int64_t> kernel, strides, dilations;
+};
+
+ConvWindow conv_window(ImportContext& ctx, const Node& node, const NodeAttrs& a) {
+  ConvWindow win;
+  win.x = ctx.input_info(node, 0);
+  TensorInfo w = ctx.input_info(node, 1);
+  require_2d(ctx, node, win.x);
+  if (w.rank() != 4) throw ImportError(ctx.where(node) + ": weight must be rank 4, got " + shape_to_string(w.shape));
+  win.kernel = a.get_ints("kernel_shape", {w.shape[2], w.shape[3]});
+  if (win.kernel != std::vector<int64_t>{w.shape[2], w.shape[3]})
+    throw ImportError(ctx.where(node) + ": kernel_shape " + shape_to_string(win.kernel) + " disagrees with weight " +
+                      shape_to_string(w.shape));
+  win.strides = a.get_ints("strides", {1, 1});
+  win.dilations = a.get_ints("dilations", {1, 1});
+  check_window(ctx, node, win.kernel, win.strides, win.dilations);
+  return win;
+}
+
 void convert_conv(ImportContext& ctx, const Node& node) {
   NodeAttrs a = attrs_of(ctx, node);
-  TensorInfo x = ctx.input_info(node, 0), w = ctx.input_info(node, 1);
-  require_2d(ctx, node, x);
-  if (w.rank() != 4) throw ImportError(ctx.where(node) + ": weight must be rank 4, got " + shape_to_string(w.shape));
-  std::vector<int64_t> kernel = a.get_ints("kernel_shape", {w.shape[2], w.shape[3]});
-  if (kernel != std::vector<int64_t>{w.shape[2], w.shape[3]})
-    throw ImportError(ctx.where(node) + ": kernel_shape " + shape_to_string(kernel) + " disagrees with weight " +
-                      shape_to_string(w.shape));
-  std::vector<int64_t> strides = a.get_ints("strides", {1, 1});
-  std::vector<int64_t> dil = a.get_ints("dilations", {1, 1});
-  check_window(ctx, node, kernel, strides, dil);
+  auto [x, kernel, strides, dil] = conv_window(ctx, node, a);
   Attributes attrs{{AttrKey::Strides, strides},
                    {AttrKey::Pads, window_pads(ctx, node, a, x.shape, kernel, strides, dil)},
                    {AttrKey::Dilations, dil},
@@ -107,6 +121,13 @@ void convert_gemm(ImportContext& ctx, const Node& node) {
 
 void convert_clip(ImportContext& ctx, const Node& node) {
   Attributes attrs;
+  if (ctx.opset < 11) {  // min and max were attributes, unbounded when absent
+    NodeAttrs a = attrs_of(ctx, node);
+    if (a.has("min")) attrs.set(AttrKey::Min, static_cast<double>(a.get_float("min", 0)));
+    if (a.has("max")) attrs.set(AttrKey::Max, static_cast<double>(a.get_float("max", 0)));
+    bind(ctx, node, ctx.emit(node, OpType::Clip, {ctx.input(node, 0)}, attrs));
+    return;
+  }
   auto bound = [&](int index, AttrKey key) {
     if (!ctx.has_input(node, index)) return;
     auto value = ctx.constant(node, index, index == 1 ? "min" : "max");
@@ -150,6 +171,8 @@ void convert_batch_norm(ImportContext& ctx, const Node& node) {
   NodeAttrs a = attrs_of(ctx, node);
   if (a.get_int("training_mode", 0) != 0)
     throw ImportError(ctx.where(node) + ": training_mode=1 is not supported; export the model in eval mode");
+  if (a.get_int("spatial", 1) != 1)  // opsets 7 and 8
+    throw ImportError(ctx.where(node) + ": spatial=0 (per-element statistics) is not supported");
   ctx.mark_extra_outputs_unsupported(node, "(running statistics) exists only in training mode");
   Attributes attrs{{AttrKey::Epsilon, static_cast<double>(a.get_float("epsilon", 1e-5f))}};
   std::vector<Value> inputs;
@@ -187,8 +210,8 @@ void convert_pool(ImportContext& ctx, const Node& node, OpType type) {
 void convert_reduce(ImportContext& ctx, const Node& node, OpType type) {
   NodeAttrs a = attrs_of(ctx, node);
   std::vector<int64_t> axes;
-  // ReduceSum took axes as an input from opset 13 (ReduceMean only from 18).
-  bool axes_as_input = type == OpType::ReduceSum && ctx.opset >= 13;
+  // ReduceSum took axes as an input from opset 13, the other reductions from 18.
+  bool axes_as_input = ctx.opset >= (type == OpType::ReduceSum ? 13 : 18);
   if (axes_as_input) {
     if (ctx.has_input(node, 1)) axes = ctx.constant_ints(node, 1, "axes");
     if (axes.empty() && a.get_int("noop_with_empty_axes", 0)) {
@@ -213,6 +236,18 @@ void convert_split(ImportContext& ctx, const Node& node) {
   } else {
     sizes = a.get_ints("split");
   }
+  if (sizes.empty() && a.has("num_outputs")) {
+    // Opset 18: equal parts, the last one smaller when the size does not divide.
+    int64_t parts = a.get_int("num_outputs", 1), dim = x.shape[axis];
+    if (parts < 1 || parts > dim || parts != node.output_size())
+      throw ImportError(ctx.where(node) + ": num_outputs " + std::to_string(parts) + " does not fit dimension " +
+                        std::to_string(dim) + " and " + std::to_string(node.output_size()) + " outputs");
+    int64_t each = (dim + parts - 1) / parts;
+    for (int64_t k = 0; k < parts; ++k) sizes.push_back(std::min(each, dim - k * each));
+    if (sizes.back() < 1)
+      throw ImportError(ctx.where(node) + ": num_outputs " + std::to_string(parts) + " leaves an empty part of dimension " +
+                        std::to_string(dim));
+  }
   if (sizes.empty()) {
     int64_t parts = node.output_size();
     if (parts < 1 || x.shape[axis] % parts != 0)
@@ -225,13 +260,21 @@ void convert_split(ImportContext& ctx, const Node& node) {
 
 void convert_slice(ImportContext& ctx, const Node& node) {
   TensorInfo x = ctx.input_info(node, 0);
-  std::vector<int64_t> starts = ctx.constant_ints(node, 1, "starts");
-  std::vector<int64_t> ends = ctx.constant_ints(node, 2, "ends");
-  std::vector<int64_t> axes, steps;
-  if (ctx.has_input(node, 3)) axes = ctx.constant_ints(node, 3, "axes");
-  else for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
-  if (ctx.has_input(node, 4)) steps = ctx.constant_ints(node, 4, "steps");
-  else steps.assign(starts.size(), 1);
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (ctx.opset < 10) {  // starts, ends and axes were attributes; no steps
+    NodeAttrs a = attrs_of(ctx, node);
+    starts = a.get_ints("starts");
+    ends = a.get_ints("ends");
+    axes = a.get_ints("axes");
+  } else {
+    starts = ctx.constant_ints(node, 1, "starts");
+    ends = ctx.constant_ints(node, 2, "ends");
+    if (ctx.has_input(node, 3)) axes = ctx.constant_ints(node, 3, "axes");
+    if (ctx.has_input(node, 4)) steps = ctx.constant_ints(node, 4, "steps");
+  }
+  if (axes.empty())
+    for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+  if (steps.empty()) steps.assign(starts.size(), 1);
   if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
     throw ImportError(ctx.where(node) + ": starts, ends, axes and steps differ in length");
   // Store clamped, non-negative bounds so the IR never sees INT64_MAX sentinels.
@@ -250,7 +293,7 @@ void convert_slice(ImportContext& ctx, const Node& node) {
     }
   }
   Value data = ctx.input(node, 0);
-  if (data.is_constant() && std::any_of(steps.begin(), steps.end(), [](int64_t s) { return s < 1; })) {
+  if (data.is_constant() && ctx.opset >= 10 && std::any_of(steps.begin(), steps.end(), [](int64_t s) { return s < 1; })) {
     NodeAttrs a = attrs_of(ctx, node);
     std::vector<std::shared_ptr<const TensorData>> args;
     // Positions matter (axes and steps are optional): absent inputs stay null.
@@ -313,14 +356,34 @@ void convert_pad(ImportContext& ctx, const Node& node) {
   std::string mode = a.get_string("mode", "constant");
   if (mode != "constant")
     throw ImportError(ctx.where(node) + ": pad mode '" + mode + "' is not supported (only 'constant')");
-  std::vector<int64_t> pads = ctx.constant_ints(node, 1, "pads");
+  std::vector<int64_t> pads;
   double value = 0;
-  if (ctx.has_input(node, 2)) {
-    auto v = ctx.constant(node, 2, "constant_value");
-    if (v->numel() != 1) throw ImportError(ctx.where(node) + ": constant_value must be a scalar");
-    value = v->dtype() == DType::Float32 ? v->floats()[0] : static_cast<double>(v->ints()[0]);
+  if (ctx.opset < 11) {  // pads and value were attributes
+    pads = a.get_ints("pads");
+    value = a.get_float("value", 0.0f);
+  } else {
+    pads = ctx.constant_ints(node, 1, "pads");
+    if (ctx.has_input(node, 2)) {
+      auto v = ctx.constant(node, 2, "constant_value");
+      if (v->numel() != 1) throw ImportError(ctx.where(node) + ": constant_value must be a scalar");
+      value = v->dtype() == DType::Float32 ? v->floats()[0] : static_cast<double>(v->ints()[0]);
+    }
   }
-  if (ctx.has_input(node, 3)) throw ImportError(ctx.where(node) + ": the axes input of Pad is not supported");
+  if (ctx.has_input(node, 3)) {
+    // Opset 18: pads cover only the listed axes; spread them over every axis.
+    int64_t rank = ctx.input_info(node, 0).rank();
+    std::vector<int64_t> axes = ctx.constant_ints(node, 3, "axes");
+    if (pads.size() != 2 * axes.size())
+      throw ImportError(ctx.where(node) + ": pads has " + std::to_string(pads.size()) + " values for " +
+                        std::to_string(axes.size()) + " axes");
+    std::vector<int64_t> full(static_cast<size_t>(2 * rank), 0);
+    for (size_t k = 0; k < axes.size(); ++k) {
+      int64_t axis = normalize_axis(axes[k], rank, ctx.where(node));
+      full[static_cast<size_t>(axis)] = pads[k];
+      full[static_cast<size_t>(axis + rank)] = pads[k + axes.size()];
+    }
+    pads = full;
+  }
   bind(ctx, node, ctx.emit(node, OpType::Pad, {ctx.input(node, 0)}, {{AttrKey::Pads, pads}, {AttrKey::Value, value}}));
 }
 
@@ -367,12 +430,14 @@ void convert_size(ImportContext& ctx, const Node& node) {
   ctx.set_output(node, 0, ctx.constant_value(TensorData::from_ints({}, {ctx.input_info(node, 0).numel()}), node.output(0)));
 }
 
-// Gather of a constant index from a computed tensor is a Slice plus, for a
-// scalar index, a Reshape that drops the axis (ViT's class token, x[:, 0]).
+// Gather of one constant index from a computed tensor is a Slice plus, for a
+// scalar index, a Reshape that drops the axis (ViT's class token, x[:, 0]),
+// which rules see through. Any other Gather (several indices, or computed
+// indices into a table) is the IR's Gather.
 void convert_gather(ImportContext& ctx, const Node& node) {
   NodeAttrs a = attrs_of(ctx, node);
   Value data = ctx.input(node, 0);
-  if (data.is_constant()) {
+  if (data.is_constant() && ctx.input(node, 1).is_constant()) {
     auto out = fold_onnx_only_op("Gather", a, {data.constant, ctx.constant(node, 1, "indices")}, ctx.where(node));
     ++ctx.folded_nodes;
     ctx.set_output(node, 0, ctx.constant_value(out[0], node.output(0)));
@@ -380,9 +445,16 @@ void convert_gather(ImportContext& ctx, const Node& node) {
   }
   TensorInfo x = ctx.info(data);
   int64_t axis = normalize_axis(a.get_int("axis", 0), x.rank(), ctx.where(node));
-  auto indices = ctx.constant(node, 1, "indices");
-  if (indices->numel() != 1 || indices->dtype() != DType::Int64 || indices->shape().size() > 1)
-    throw ImportError(ctx.where(node) + ": Gather from a computed tensor is supported only with one constant index");
+  const Value& index_value = ctx.input(node, 1);
+  if (ctx.info(index_value).dtype != DType::Int64)
+    throw ImportError(ctx.where(node) + ": indices must be integers");
+  bool one_index = index_value.is_constant() && index_value.constant->numel() == 1 && index_value.constant->shape().size() <= 1;
+  if (!one_index) {
+    // A lookup (embedding tables, computed indices) or a selection of several rows.
+    bind(ctx, node, ctx.emit(node, OpType::Gather, {data, index_value}, {{AttrKey::Axis, axis}}));
+    return;
+  }
+  auto indices = index_value.constant;
   int64_t index = indices->ints()[0];
   if (index < 0) index += x.shape[axis];
   if (index < 0 || index >= x.shape[axis])
@@ -400,6 +472,94 @@ void convert_gather(ImportContext& ctx, const Node& node) {
   Shape out = x.shape;
   out.erase(out.begin() + axis);
   bind(ctx, node, ctx.emit(node, OpType::Reshape, {sliced}, {{AttrKey::Shape, out}}));
+}
+
+
+// ConvTranspose: explicit pads, or pads derived from auto_pad / output_shape
+// as the ONNX spec defines them.
+void convert_conv_transpose(ImportContext& ctx, const Node& node) {
+  NodeAttrs a = attrs_of(ctx, node);
+  auto [x, kernel, strides, dil] = conv_window(ctx, node, a);
+  std::vector<int64_t> extra = a.get_ints("output_padding", {0, 0});
+  if (extra.size() != 2) throw ImportError(ctx.where(node) + ": output_padding needs 2 values");
+  std::string auto_pad = a.get_string("auto_pad", "NOTSET");
+  std::vector<int64_t> output_shape = a.get_ints("output_shape");
+  std::vector<int64_t> pads = a.get_ints("pads", {0, 0, 0, 0});
+  if (pads.size() != 4) throw ImportError(ctx.where(node) + ": pads needs 4 values");
+  if (auto_pad == "VALID") pads = {0, 0, 0, 0};
+  else if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
+    throw ImportError(ctx.where(node) + ": unknown auto_pad '" + auto_pad + "'");
+  bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  if (!output_shape.empty() || same) {
+    if (output_shape.size() > 2) output_shape.erase(output_shape.begin(), output_shape.end() - 2);
+    if (output_shape.empty()) output_shape = {x.shape[2] * strides[0], x.shape[3] * strides[1]};
+    if (output_shape.size() != 2) throw ImportError(ctx.where(node) + ": output_shape needs 2 spatial values");
+    for (int k = 0; k < 2; ++k) {
+      int64_t total = strides[k] * (x.shape[2 + k] - 1) + extra[k] + (kernel[k] - 1) * dil[k] + 1 - output_shape[k];
+      if (total < 0)
+        throw ImportError(ctx.where(node) + ": output_shape " + shape_to_string(output_shape) +
+                          " is larger than the transposed convolution produces; raise output_padding instead");
+      // The spec gives SAME_UPPER's odd padding to the end, and otherwise
+      // (SAME_LOWER, or output_shape without auto_pad) to the start.
+      bool upper = auto_pad == "SAME_UPPER";
+      pads[k] = upper ? total / 2 : total - total / 2;
+      pads[k + 2] = total - pads[k];
+    }
+  }
+  Attributes attrs{{AttrKey::Strides, strides},
+                   {AttrKey::Pads, pads},
+                   {AttrKey::Dilations, dil},
+                   {AttrKey::Group, a.get_int("group", 1)}};
+  if (extra != std::vector<int64_t>{0, 0}) attrs.set(AttrKey::OutputPadding, extra);
+  bind(ctx, node, ctx.emit(node, OpType::ConvTranspose, all_inputs(ctx, node), attrs));
+}
+
+void convert_tile(ImportContext& ctx, const Node& node) {
+  std::vector<int64_t> repeats = ctx.constant_ints(node, 1, "repeats");
+  bind(ctx, node, ctx.emit(node, OpType::Tile, {ctx.input(node, 0)}, {{AttrKey::Repeats, repeats}}));
+}
+
+void convert_gelu(ImportContext& ctx, const Node& node) {
+  std::string approximate = attrs_of(ctx, node).get_string("approximate", "none");
+  if (approximate != "none")
+    throw ImportError(ctx.where(node) + ": approximate='" + approximate + "' is not supported (only the exact erf form)");
+  bind(ctx, node, ctx.emit(node, OpType::Gelu, {ctx.input(node, 0)}, {}));
+}
+
+NodeConverter fold_only();
+
+// Expand of a computed tensor (torch's repeat and broadcasts): a Reshape that
+// adds the leading axes, then a Tile of the size-1 axes. Constants fold.
+void convert_expand(ImportContext& ctx, const Node& node) {
+  Value x = ctx.input(node, 0);
+  if (x.is_constant() && ctx.input(node, 1).is_constant()) {
+    fold_only()(ctx, node);
+    return;
+  }
+  Shape in = ctx.info(x).shape;
+  Shape target = broadcast_shapes(in, ctx.constant_ints(node, 1, "shape"), ctx.where(node));
+  Shape padded(target.size() - in.size(), 1);
+  padded.insert(padded.end(), in.begin(), in.end());
+  if (padded != in) x = ctx.emit(node, OpType::Reshape, {x}, {{AttrKey::Shape, padded}}, "/reshape")[0];
+  std::vector<int64_t> repeats(target.size(), 1);
+  for (size_t k = 0; k < target.size(); ++k) repeats[k] = target[k] / padded[k];
+  if (repeats == std::vector<int64_t>(target.size(), 1)) {
+    ctx.set_output(node, 0, x);
+    return;
+  }
+  bind(ctx, node, ctx.emit(node, OpType::Tile, {x}, {{AttrKey::Repeats, repeats}}));
+}
+
+// An activation with float parameters, stored under IR attribute keys.
+NodeConverter with_params(OpType type, std::vector<std::pair<const char*, float>> params) {
+  return [type, params](ImportContext& ctx, const Node& node) {
+    NodeAttrs a = attrs_of(ctx, node);
+    Attributes attrs;
+    const AttrKey keys[] = {AttrKey::Alpha, AttrKey::Beta};
+    for (size_t k = 0; k < params.size(); ++k)
+      attrs.set(keys[k], static_cast<double>(a.get_float(params[k].first, params[k].second)));
+    bind(ctx, node, ctx.emit(node, type, {ctx.input(node, 0)}, attrs));
+  };
 }
 
 // ONNX ops that graphworld only ever sees on constants (shape arithmetic).
@@ -480,8 +640,25 @@ const std::map<std::string, NodeConverter>& node_converters() {
       {"Shape", convert_shape},
       {"Size", convert_size},
       {"Gather", convert_gather},
+      {"ConvTranspose", convert_conv_transpose},
+      {"HardSigmoid", with_params(OpType::HardSigmoid, {{"alpha", 0.2f}, {"beta", 0.5f}})},
+      {"HardSwish", direct(OpType::HardSwish)},
+      {"LeakyRelu", with_params(OpType::LeakyRelu, {{"alpha", 0.01f}})},
+      {"PRelu", direct(OpType::PRelu)},
+      {"Softplus", direct(OpType::Softplus)},
+      {"Mish", direct(OpType::Mish)},
+      {"Gelu", convert_gelu},
+      {"ReduceMax", [](ImportContext& c, const Node& n) { convert_reduce(c, n, OpType::ReduceMax); }},
+      {"ReduceMin", [](ImportContext& c, const Node& n) { convert_reduce(c, n, OpType::ReduceMin); }},
+      {"Max", direct(OpType::Max)},
+      {"Min", direct(OpType::Min)},
+      {"Mean", direct(OpType::Mean)},
+      {"Tile", convert_tile},
+      {"Resize", convert_resize},
+      {"Upsample", convert_upsample},
+      {"Einsum", convert_einsum},
       {"ConstantOfShape", fold_only()},
-      {"Expand", fold_only()},
+      {"Expand", convert_expand},
       {"Where", fold_only()},
       {"Cast", fold_only()},
       {"Equal", fold_only()},

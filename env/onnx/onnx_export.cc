@@ -22,6 +22,19 @@
 namespace graphworld {
 namespace {
 
+const char* activation_node_type(Activation act) {
+  switch (act) {
+    case Activation::Relu: return "Relu";
+    case Activation::Sigmoid: return "Sigmoid";
+    case Activation::Tanh: return "Tanh";
+    case Activation::HardSigmoid: return "HardSigmoid";
+    case Activation::HardSwish: return "HardSwish";
+    case Activation::LeakyRelu: return "LeakyRelu";
+    case Activation::None: break;
+  }
+  return "Identity";
+}
+
 class Exporter {
  public:
   Exporter(const Graph& graph, onnx::GraphProto* out, bool spell) : g_(graph), out_(out), spell_(spell) {}
@@ -211,6 +224,12 @@ class Exporter {
     a->set_type(onnx::AttributeProto::INTS);
     for (int64_t v : values) a->add_ints(v);
   }
+  static void set_string(onnx::NodeProto* n, const char* name, std::string_view value) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(std::string(value));
+  }
   static void set_int(onnx::NodeProto* n, const char* name, int64_t value) {
     auto* a = n->add_attribute();
     a->set_name(name);
@@ -239,13 +258,14 @@ class Exporter {
     for (const TensorRef& ref : op.inputs) inputs.push_back(input_name(ref));
     auto act = static_cast<Activation>(op.attrs.get_int(AttrKey::Activation, 0));
     if (auto moved = spelling_.conv_activation.find(id); moved != spelling_.conv_activation.end()) act = moved->second;
-    return node_with_activation(type, op.name, inputs, names_[id], act);
+    return node_with_activation(type, op.name, inputs, names_[id], act, op.attrs);
   }
 
   // A node, and with an activation a second node the runtime fuses back into it.
   onnx::NodeProto* node_with_activation(const std::string& type, const std::string& base_name,
                                         const std::vector<std::string>& inputs,
-                                        const std::vector<std::string>& outputs, Activation act) {
+                                        const std::vector<std::string>& outputs, Activation act,
+                                        const Attributes& params = {}) {
     onnx::NodeProto* n = node(type, base_name);
     for (const std::string& name : inputs) n->add_input(name);
     if (act == Activation::None) {
@@ -254,10 +274,15 @@ class Exporter {
     }
     std::string pre = unique(outputs[0] + "/pre_activation", 0, 1);
     n->add_output(pre);
-    const char* act_type = act == Activation::Relu ? "Relu" : act == Activation::Sigmoid ? "Sigmoid" : "Tanh";
+    const char* act_type = activation_node_type(act);
     onnx::NodeProto* a = node(act_type, base_name + "/" + act_type);
     a->add_input(pre);
     a->add_output(outputs[0]);
+    if (act == Activation::HardSigmoid) {
+      set_float(a, "alpha", params.get_float(AttrKey::ActivationAlpha, 0.2));
+      set_float(a, "beta", params.get_float(AttrKey::ActivationBeta, 0.5));
+    }
+    if (act == Activation::LeakyRelu) set_float(a, "alpha", params.get_float(AttrKey::ActivationAlpha, 0.01));
     return n;
   }
 
@@ -328,7 +353,7 @@ class Exporter {
       }
       const std::string& out = outputs[k];
       const Activation act = conv_act != Activation::None ? conv_act : pieces[k].activation;
-      onnx::NodeProto* n = node_with_activation("Conv", piece_name, inputs, {out}, act);
+      onnx::NodeProto* n = node_with_activation("Conv", piece_name, inputs, {out}, act, at);
       set_ints(n, "kernel_shape", {piece->shape()[2], piece->shape()[3]});
       set_ints(n, "strides", at.get_ints(AttrKey::Strides, {1, 1}));
       set_ints(n, "pads", pads);
@@ -497,6 +522,71 @@ class Exporter {
         int64_t dh = (kernel[0] - in[2]) / 2, dw = (kernel[1] - in[3]) / 2;
         onnx::NodeProto* n = main_node(id, "Pad");
         n->add_input(int_initializer(op.name + "/pads", {0, 0, dh, dw, 0, 0, dh, dw}));
+        return;
+      }
+      case OpType::HardSigmoid: {
+        onnx::NodeProto* n = main_node(id, "HardSigmoid");
+        set_float(n, "alpha", at.get_float(AttrKey::Alpha, 0.2));
+        set_float(n, "beta", at.get_float(AttrKey::Beta, 0.5));
+        return;
+      }
+      case OpType::HardSwish: main_node(id, "HardSwish"); return;
+      case OpType::LeakyRelu: set_float(main_node(id, "LeakyRelu"), "alpha", at.get_float(AttrKey::Alpha, 0.01)); return;
+      case OpType::PRelu: main_node(id, "PRelu"); return;
+      case OpType::Softplus: main_node(id, "Softplus"); return;
+      case OpType::Mish: {
+        // Mish(x) = x * tanh(softplus(x)); ONNX has no Mish before opset 18.
+        std::string x = input_name(op.inputs[0]);
+        std::string soft = unique(op.name + "/softplus", 0, 1), tanh = unique(op.name + "/tanh", 0, 1);
+        onnx::NodeProto* sp = node("Softplus", op.name + "/Softplus");
+        sp->add_input(x);
+        sp->add_output(soft);
+        onnx::NodeProto* th = node("Tanh", op.name + "/Tanh");
+        th->add_input(soft);
+        th->add_output(tanh);
+        onnx::NodeProto* mul = node("Mul", op.name + "/Mul");
+        mul->add_input(x);
+        mul->add_input(tanh);
+        mul->add_output(names_[id][0]);
+        return;
+      }
+      case OpType::Resize: {
+        onnx::NodeProto* n = main_node(id, "Resize");
+        n->add_input("");  // roi
+        n->add_input("");  // scales
+        n->add_input(int_initializer(op.name + "/sizes", op.outputs[0].shape));
+        set_string(n, "mode", resize_mode_name(static_cast<ResizeMode>(at.get_int(AttrKey::ResizeMode, 0))));
+        set_string(n, "coordinate_transformation_mode",
+                   resize_coordinate_mode_name(static_cast<ResizeCoordinateMode>(at.get_int(AttrKey::CoordinateMode, 0))));
+        set_string(n, "nearest_mode",
+                   resize_nearest_mode_name(static_cast<ResizeNearestMode>(at.get_int(AttrKey::NearestMode, 0))));
+        return;
+      }
+      case OpType::ConvTranspose: {
+        onnx::NodeProto* n = main_node(id, "ConvTranspose");
+        const Shape& w = g_.info(op.inputs[1]).shape;
+        set_ints(n, "kernel_shape", {w[2], w[3]});
+        set_ints(n, "strides", at.get_ints(AttrKey::Strides, {1, 1}));
+        set_ints(n, "pads", at.get_ints(AttrKey::Pads, {0, 0, 0, 0}));
+        set_ints(n, "dilations", at.get_ints(AttrKey::Dilations, {1, 1}));
+        set_ints(n, "output_padding", at.get_ints(AttrKey::OutputPadding, {0, 0}));
+        set_int(n, "group", at.get_int(AttrKey::Group, 1));
+        return;
+      }
+      case OpType::ReduceMax:
+      case OpType::ReduceMin: {
+        onnx::NodeProto* n = main_node(id, op.type == OpType::ReduceMax ? "ReduceMax" : "ReduceMin");
+        if (at.has(AttrKey::Axes)) set_ints(n, "axes", at.require_ints(AttrKey::Axes));
+        set_int(n, "keepdims", at.get_int(AttrKey::KeepDims, 1));
+        return;
+      }
+      case OpType::Max: main_node(id, "Max"); return;
+      case OpType::Min: main_node(id, "Min"); return;
+      case OpType::Mean: main_node(id, "Mean"); return;
+      case OpType::Gather: set_int(main_node(id, "Gather"), "axis", at.get_int(AttrKey::Axis, 0)); return;
+      case OpType::Tile: {
+        onnx::NodeProto* n = main_node(id, "Tile");
+        n->add_input(int_initializer(op.name + "/repeats", at.require_ints(AttrKey::Repeats)));
         return;
       }
       case OpType::Input:

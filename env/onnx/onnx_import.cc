@@ -18,8 +18,6 @@
 namespace graphworld {
 namespace {
 
-constexpr int64_t kMinOpset = 11;
-constexpr int64_t kMaxOpset = 17;
 
 onnx::ModelProto parse_model(const std::string& bytes, const std::string& source) {
   if (bytes.empty()) throw ImportError(source + ": the file is empty; expected an ONNX model");
@@ -73,7 +71,16 @@ void reject_unsupported(const onnx::GraphProto& graph, int64_t opset, const std:
   throw ImportError(message);
 }
 
-TensorInfo graph_input_info(const onnx::ValueInfoProto& input, const std::string& source) {
+std::string shape_flag_example(const std::string& name, const onnx::TensorShapeProto& shape) {
+  std::string example;
+  for (int d = 0; d < shape.dim_size(); ++d) {
+    const auto& dim = shape.dim(d);
+    example += (d ? "x" : "") + (dim.has_dim_value() && dim.dim_value() > 0 ? std::to_string(dim.dim_value()) : std::string("N"));
+  }
+  return "--input-shape " + name + "=" + example;
+}
+
+TensorInfo graph_input_info(const onnx::ValueInfoProto& input, const std::string& source, const ImportOptions& options) {
   const std::string where = source + ": graph input '" + input.name() + "'";
   if (!input.type().has_tensor_type()) throw ImportError(where + " is not a tensor");
   const auto& tensor = input.type().tensor_type();
@@ -84,13 +91,36 @@ TensorInfo graph_input_info(const onnx::ValueInfoProto& input, const std::string
     throw ImportError(where + " has element type " +
                       onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(tensor.elem_type())) +
                       "; graph inputs must be float32 or int64");
-  if (!tensor.has_shape()) throw ImportError(where + " has no shape; graphworld needs static input shapes");
-  for (const auto& dim : tensor.shape().dim()) {
-    if (!dim.has_dim_value() || dim.dim_value() <= 0)
-      throw ImportError(where + " has a symbolic or unknown dimension" +
-                        (dim.has_dim_param() ? " '" + dim.dim_param() + "'" : std::string()) +
-                        "; re-export the model with fixed input shapes (graphworld optimises static graphs)");
-    info.shape.push_back(dim.dim_value());
+  auto given = options.input_shapes.find(input.name());
+  if (!tensor.has_shape()) {
+    if (given == options.input_shapes.end())
+      throw ImportError(where + " has no shape; give it one with --input-shape " + input.name() + "=DIMS (e.g. 1x3x224x224)");
+    info.shape = given->second;
+  } else {
+    const auto& shape = tensor.shape();
+    if (given != options.input_shapes.end() && static_cast<int>(given->second.size()) != shape.dim_size())
+      throw ImportError(where + " has rank " + std::to_string(shape.dim_size()) + " but --input-shape gives " +
+                        shape_to_string(given->second) + "; give one size per dimension (" +
+                        shape_flag_example(input.name(), shape) + ")");
+    for (int d = 0; d < shape.dim_size(); ++d) {
+      const auto& dim = shape.dim(d);
+      bool fixed = dim.has_dim_value() && dim.dim_value() > 0;
+      if (given != options.input_shapes.end()) {
+        int64_t wanted = given->second[static_cast<size_t>(d)];
+        if (fixed && dim.dim_value() != wanted)
+          throw ImportError(where + ": dimension " + std::to_string(d) + " is fixed at " + std::to_string(dim.dim_value()) +
+                            " in the model, but --input-shape gives " + std::to_string(wanted) +
+                            "; --input-shape can only set dimensions the model leaves symbolic");
+        info.shape.push_back(wanted);
+        continue;
+      }
+      if (!fixed)
+        throw ImportError(where + ": dimension " + std::to_string(d) +
+                          (dim.has_dim_param() && !dim.dim_param().empty() ? " ('" + dim.dim_param() + "')" : std::string()) +
+                          " is symbolic; fix it with " + shape_flag_example(input.name(), shape) +
+                          " (graphworld optimises graphs with static shapes)");
+      info.shape.push_back(dim.dim_value());
+    }
   }
   try {
     checked_num_elements(info.shape, where);
@@ -98,6 +128,21 @@ TensorInfo graph_input_info(const onnx::ValueInfoProto& input, const std::string
     throw ImportError(e.what());
   }
   return info;
+}
+
+// Every --input-shape must name a graph input: a typo would otherwise be ignored.
+void check_input_shape_names(const onnx::GraphProto& graph, const std::set<std::string>& initializers,
+                             const ImportOptions& options, const std::string& source) {
+  std::set<std::string> inputs;
+  std::string listed;
+  for (const auto& input : graph.input()) {
+    if (initializers.count(input.name())) continue;
+    inputs.insert(input.name());
+    listed += (listed.empty() ? "" : ", ") + std::string("'") + input.name() + "'";
+  }
+  for (const auto& [name, shape] : options.input_shapes)
+    if (!inputs.count(name))
+      throw ImportError(source + ": --input-shape names '" + name + "', which is not a graph input; the inputs are " + listed);
 }
 
 }  // namespace
@@ -115,17 +160,43 @@ std::string read_file_bytes(const std::string& path) {
   return bytes;
 }
 
-Graph import_onnx_file(const std::string& path, ImportInfo* info) {
-  return import_onnx_bytes(read_file_bytes(path), path, info);
+void add_input_shape_spec(ImportOptions& options, const std::string& spec) {
+  auto fail = [&](const std::string& why) {
+    throw UsageError("--input-shape '" + spec + "': " + why + "; write NAME=DIMS, e.g. --input-shape images=1x3x640x640");
+  };
+  size_t eq = spec.rfind('=');
+  if (eq == std::string::npos || eq == 0) fail("no input name before '='");
+  std::string name = spec.substr(0, eq), dims = spec.substr(eq + 1);
+  if (dims.empty()) fail("no dimensions after '='");
+  Shape shape;
+  size_t start = 0;
+  while (start <= dims.size()) {
+    size_t end = dims.find_first_of("x,", start);
+    std::string part = dims.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 12)
+      fail("'" + part + "' is not a positive dimension");
+    int64_t value = std::stoll(part);
+    if (value < 1) fail("dimensions must be at least 1, got " + part);
+    shape.push_back(value);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  if (options.input_shapes.count(name)) fail("input '" + name + "' is given twice");
+  options.input_shapes[name] = shape;
 }
 
-Graph import_onnx_bytes(const std::string& bytes, const std::string& source, ImportInfo* info) {
+Graph import_onnx_file(const std::string& path, ImportInfo* info, const ImportOptions& options) {
+  return import_onnx_bytes(read_file_bytes(path), path, info, options);
+}
+
+Graph import_onnx_bytes(const std::string& bytes, const std::string& source, ImportInfo* info,
+                        const ImportOptions& options) {
   onnx::ModelProto model = parse_model(bytes, source);
   const onnx::GraphProto& graph = model.graph();
   int64_t opset = default_opset(model, source);
-  if (opset < kMinOpset || opset > kMaxOpset)
+  if (opset < kMinImportOpset || opset > kMaxImportOpset)
     throw ImportError(source + ": opset " + std::to_string(opset) + " is not supported (graphworld imports opsets " +
-                      std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
+                      std::to_string(kMinImportOpset) + " to " + std::to_string(kMaxImportOpset) +
                       "); convert it with onnx.version_converter.convert_version(model, 17)");
   reject_unsupported(graph, opset, source);
 
@@ -137,12 +208,13 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& source, Imp
                                                  init.name());
     initializer_names.insert(init.name());
   }
+  check_input_shape_names(graph, initializer_names, options, source);
   for (const auto& input : graph.input()) {
     if (initializer_names.count(input.name())) continue;  // old exporters list weights as inputs too
     if (ctx.values.count(input.name())) throw ImportError(source + ": graph input '" + input.name() + "' is declared twice");
     Value v;
     v.name = input.name();
-    TensorInfo info = graph_input_info(input, source);
+    TensorInfo info = graph_input_info(input, source, options);
     v.ref = ctx.builder.input(input.name(), info.shape, info.dtype);
     ctx.values[input.name()] = v;
   }

@@ -1,6 +1,7 @@
 #include "env/ops/aten_kernels.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -129,6 +130,114 @@ at::Tensor pad(const Op& op, const at::Tensor& x) {
   return at::constant_pad_nd(x, aten_pads, op.attrs.get_float(AttrKey::Value, 0.0));
 }
 
+
+// ConvTranspose with ONNX's pads, which may differ per side: the full
+// transposed convolution, zero rows for output_padding (they receive only
+// the bias), then the pads cropped away. Symmetric pads take ATen's own path.
+at::Tensor conv_transpose(const Op& op, const std::vector<at::Tensor>& in) {
+  auto strides = attr_ints(op, AttrKey::Strides, {1, 1});
+  auto pads = attr_ints(op, AttrKey::Pads, {0, 0, 0, 0});
+  auto dil = attr_ints(op, AttrKey::Dilations, {1, 1});
+  auto extra = attr_ints(op, AttrKey::OutputPadding, {0, 0});
+  int64_t group = op.attrs.get_int(AttrKey::Group, 1);
+  at::Tensor bias = in.size() > 2 ? in[2] : at::Tensor();
+  bool aten_accepts = symmetric_pads(pads);
+  for (int k = 0; k < 2; ++k) aten_accepts = aten_accepts && extra[k] < std::max(strides[k], dil[k]);
+  if (aten_accepts)
+    return apply_activation(at::conv_transpose2d(in[0], in[1], bias, strides, {pads[0], pads[1]}, extra, group, dil), op);
+  at::Tensor full = at::conv_transpose2d(in[0], in[1], at::Tensor(), strides, {0, 0}, {0, 0}, group, dil);
+  if (extra[0] || extra[1]) full = at::constant_pad_nd(full, {0, extra[1], 0, extra[0]}, 0);
+  const Shape& out = op.outputs.at(0).shape;
+  full = full.slice(2, pads[0], pads[0] + out[2]).slice(3, pads[1], pads[1] + out[3]);
+  if (bias.defined()) full = full + bias.reshape({1, -1, 1, 1});
+  return apply_activation(full.contiguous(), op);
+}
+
+// Where output index i of a resized axis samples the input (ONNX Resize's
+// coordinate_transformation_mode), before rounding or interpolation.
+double resize_source_coordinate(ResizeCoordinateMode mode, int64_t i, int64_t in, int64_t out) {
+  const double scale = static_cast<double>(out) / static_cast<double>(in);
+  const double x = static_cast<double>(i);
+  switch (mode) {
+    case ResizeCoordinateMode::HalfPixel: return (x + 0.5) / scale - 0.5;
+    case ResizeCoordinateMode::PytorchHalfPixel: return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case ResizeCoordinateMode::Asymmetric: return x / scale;
+    case ResizeCoordinateMode::AlignCorners:
+      return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+    case ResizeCoordinateMode::TfHalfPixelForNearest: return (x + 0.5) / scale;
+  }
+  return x / scale;
+}
+
+int64_t resize_nearest_index(ResizeNearestMode mode, double x, int64_t in) {
+  double whole = std::floor(x);
+  double frac = x - whole;
+  double picked = whole;
+  switch (mode) {
+    case ResizeNearestMode::RoundPreferFloor: picked = frac <= 0.5 ? whole : whole + 1; break;
+    case ResizeNearestMode::RoundPreferCeil: picked = frac < 0.5 ? whole : whole + 1; break;
+    case ResizeNearestMode::Floor: picked = whole; break;
+    case ResizeNearestMode::Ceil: picked = frac > 0 ? whole + 1 : whole; break;
+  }
+  return std::clamp(static_cast<int64_t>(picked), int64_t{0}, in - 1);
+}
+
+// ONNX Resize, one axis at a time (nearest picks, linear blends two
+// neighbours; both are separable). Axes whose size does not change are left
+// as they are.
+at::Tensor resize(const Op& op, at::Tensor x) {
+  const Shape& out = op.outputs.at(0).shape;
+  auto mode = static_cast<ResizeMode>(op.attrs.get_int(AttrKey::ResizeMode, 0));
+  auto coord = static_cast<ResizeCoordinateMode>(op.attrs.get_int(AttrKey::CoordinateMode, 0));
+  auto nearest = static_cast<ResizeNearestMode>(op.attrs.get_int(AttrKey::NearestMode, 0));
+  for (int64_t axis = 0; axis < x.dim(); ++axis) {
+    int64_t in = x.size(axis), size = out[static_cast<size_t>(axis)];
+    if (in == size) continue;
+    if (mode == ResizeMode::Nearest) {
+      std::vector<int64_t> index(static_cast<size_t>(size));
+      for (int64_t i = 0; i < size; ++i)
+        index[static_cast<size_t>(i)] = resize_nearest_index(nearest, resize_source_coordinate(coord, i, in, size), in);
+      x = x.index_select(axis, at::tensor(index, at::kLong));
+      continue;
+    }
+    std::vector<int64_t> low(static_cast<size_t>(size)), high(static_cast<size_t>(size));
+    std::vector<double> weight(static_cast<size_t>(size));
+    for (int64_t i = 0; i < size; ++i) {
+      double src = std::clamp(resize_source_coordinate(coord, i, in, size), 0.0, static_cast<double>(in - 1));
+      auto lo = static_cast<int64_t>(std::floor(src));
+      low[static_cast<size_t>(i)] = lo;
+      high[static_cast<size_t>(i)] = std::min(lo + 1, in - 1);
+      weight[static_cast<size_t>(i)] = src - static_cast<double>(lo);
+    }
+    std::vector<int64_t> weight_shape(static_cast<size_t>(x.dim()), 1);
+    weight_shape[static_cast<size_t>(axis)] = size;
+    at::Tensor w = at::tensor(weight, at::kDouble).to(x.scalar_type()).reshape(weight_shape);
+    at::Tensor a = x.index_select(axis, at::tensor(low, at::kLong));
+    at::Tensor b = x.index_select(axis, at::tensor(high, at::kLong));
+    x = a + (b - a) * w;
+  }
+  return x.contiguous();
+}
+
+at::Tensor gather(const Op& op, const std::vector<at::Tensor>& in) {
+  int64_t axis = normalize_axis(op.attrs.get_int(AttrKey::Axis, 0), in[0].dim(), op.name);
+  at::Tensor index = in[1].reshape({-1});
+  // ONNX counts negative indices from the end of the axis.
+  index = at::where(index < 0, index + in[0].size(axis), index);
+  return in[0].index_select(axis, index).reshape(op.outputs.at(0).shape);
+}
+
+at::Tensor reduce_over(const std::vector<at::Tensor>& in, OpType type) {
+  at::Tensor acc = in[0];
+  for (size_t k = 1; k < in.size(); ++k) {
+    if (type == OpType::Max) acc = at::maximum(acc, in[k]);
+    else if (type == OpType::Min) acc = at::minimum(acc, in[k]);
+    else acc = acc + in[k];
+  }
+  if (type == OpType::Mean) acc = acc / static_cast<double>(in.size());
+  return in.size() == 1 ? acc.clone() : acc;
+}
+
 }  // namespace
 
 at::Tensor apply_activation(at::Tensor t, const Op& op) {
@@ -137,6 +246,12 @@ at::Tensor apply_activation(at::Tensor t, const Op& op) {
     case Activation::Relu: return t.relu_();
     case Activation::Sigmoid: return t.sigmoid_();
     case Activation::Tanh: return t.tanh_();
+    case Activation::HardSigmoid:
+      return t.mul_(op.attrs.get_float(AttrKey::ActivationAlpha, 0.2))
+          .add_(op.attrs.get_float(AttrKey::ActivationBeta, 0.5))
+          .clamp_(0.0, 1.0);
+    case Activation::HardSwish: return at::hardswish_(t);
+    case Activation::LeakyRelu: return at::leaky_relu_(t, op.attrs.get_float(AttrKey::ActivationAlpha, 0.01));
   }
   throw GraphError("unknown activation on " + op.name);
 }
@@ -212,6 +327,24 @@ std::vector<at::Tensor> run_aten_op(const Op& op, const std::vector<at::Tensor>&
       int64_t dh = (kernel[0] - in[0].size(2)) / 2, dw = (kernel[1] - in[0].size(3)) / 2;
       return {at::constant_pad_nd(in[0], {dw, dw, dh, dh}, 0)};
     }
+    case OpType::HardSigmoid:
+      return {at::clamp(in[0] * op.attrs.get_float(AttrKey::Alpha, 0.2) + op.attrs.get_float(AttrKey::Beta, 0.5), 0.0, 1.0)};
+    case OpType::HardSwish: return {at::hardswish(in[0])};
+    case OpType::LeakyRelu: return {at::leaky_relu(in[0], op.attrs.get_float(AttrKey::Alpha, 0.01))};
+    case OpType::PRelu: return {at::where(in[0] < 0, in[0] * in[1], in[0])};
+    case OpType::Softplus: return {at::softplus(in[0])};
+    case OpType::Mish: return {at::mish(in[0])};
+    case OpType::Resize: return {resize(op, in[0])};
+    case OpType::ConvTranspose: return {conv_transpose(op, in)};
+    case OpType::ReduceMax:
+      return {at::amax(in[0], reduce_axes(op, in[0].dim()), op.attrs.get_int(AttrKey::KeepDims, 1) != 0)};
+    case OpType::ReduceMin:
+      return {at::amin(in[0], reduce_axes(op, in[0].dim()), op.attrs.get_int(AttrKey::KeepDims, 1) != 0)};
+    case OpType::Max:
+    case OpType::Min:
+    case OpType::Mean: return {reduce_over(in, op.type)};
+    case OpType::Gather: return {gather(op, in)};
+    case OpType::Tile: return {in[0].repeat(op.attrs.require_ints(AttrKey::Repeats))};
     case OpType::Input:
     case OpType::Weight:
     case OpType::kCount: break;

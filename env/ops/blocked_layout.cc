@@ -20,6 +20,9 @@ bool pool_runs_in_onednn(const Op& pool) {
 
 bool conv_runs_in_onednn(const Op& conv, uint64_t constant_inputs) {
   if (conv.type != OpType::Conv || !onednn_available() || conv.inputs.size() < 2) return false;
+  // oneDNN tensors take relu, sigmoid and tanh in place, not the piecewise-linear ones.
+  auto act = static_cast<Activation>(conv.attrs.get_int(AttrKey::Activation, 0));
+  if (act == Activation::HardSigmoid || act == Activation::HardSwish || act == Activation::LeakyRelu) return false;
   if (!symmetric_pads(conv.attrs.get_ints(AttrKey::Pads, {0, 0, 0, 0})) || !bit(constant_inputs, 1)) return false;
   return conv.inputs.size() < 3 || bit(constant_inputs, 2);
 }

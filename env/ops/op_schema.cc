@@ -115,6 +115,91 @@ std::vector<int64_t> normalized_axes(const std::vector<int64_t>& axes, int64_t r
   return out;
 }
 
+
+// ConvTranspose: x [N,C,H,W], weight [C, O/group, kH, kW]. Each spatial output
+// is stride * (in - 1) + output_padding + dilation * (k - 1) + 1 - pads.
+TensorInfo infer_conv_transpose(const Attributes& attrs, const std::vector<TensorInfo>& in, std::string_view name) {
+  const OpType t = OpType::ConvTranspose;
+  require_float(t, name, in);
+  require_rank(t, name, in[0], 4, "N,C,H,W");
+  require_rank(t, name, in[1], 4, "weight C,O/group,kH,kW");
+  const Shape& x = in[0].shape;
+  const Shape& w = in[1].shape;
+  int64_t group = attrs.get_int(AttrKey::Group, 1);
+  if (group < 1 || x[1] % group != 0) fail(t, name, "group " + std::to_string(group) + " does not divide input channels " + std::to_string(x[1]));
+  if (w[0] != x[1])
+    fail(t, name, "weight " + shape_to_string(w) + " expects " + std::to_string(w[0]) + " input channels, input " +
+                      shape_to_string(x) + " has " + std::to_string(x[1]));
+  int64_t out_channels = w[1] * group;
+  if (in.size() == 3 && in[2].shape != Shape{out_channels})
+    fail(t, name, "bias " + shape_to_string(in[2].shape) + " must be [" + std::to_string(out_channels) + "]");
+  auto strides = ints_of_size(attrs, AttrKey::Strides, 2, 1, t, name);
+  auto pads = ints_of_size(attrs, AttrKey::Pads, 4, 0, t, name);
+  auto dil = ints_of_size(attrs, AttrKey::Dilations, 2, 1, t, name);
+  auto extra = ints_of_size(attrs, AttrKey::OutputPadding, 2, 0, t, name);
+  Shape out = {x[0], out_channels, 0, 0};
+  for (int k = 0; k < 2; ++k) {
+    if (strides[k] < 1 || dil[k] < 1 || pads[k] < 0 || pads[k + 2] < 0 || extra[k] < 0 || w[2 + k] < 1)
+      fail(t, name, "kernel, strides and dilations must be >= 1, pads and output_padding >= 0");
+    out[2 + k] = strides[k] * (x[2 + k] - 1) + extra[k] + dil[k] * (w[2 + k] - 1) + 1 - pads[k] - pads[k + 2];
+    if (out[2 + k] < 1) fail(t, name, "pads " + shape_to_string(pads) + " remove the whole output of input " + shape_to_string(x));
+  }
+  return {DType::Float32, out};
+}
+
+std::vector<int64_t> reduced_shape(OpType t, const Attributes& attrs, const TensorInfo& in, std::string_view name) {
+  std::vector<int64_t> axes = normalized_axes(attrs.get_ints(AttrKey::Axes), in.rank(), t, name);
+  if (axes.empty())
+    for (int64_t a = 0; a < in.rank(); ++a) axes.push_back(a);
+  bool keep = attrs.get_int(AttrKey::KeepDims, 1) != 0;
+  Shape out;
+  for (int64_t a = 0; a < in.rank(); ++a) {
+    bool reduced = std::find(axes.begin(), axes.end(), a) != axes.end();
+    if (!reduced) out.push_back(in.shape[a]);
+    else if (keep) out.push_back(1);
+  }
+  return out;
+}
+
+TensorInfo infer_resize(const Attributes& attrs, const TensorInfo& in, std::string_view name) {
+  const OpType t = OpType::Resize;
+  require_float(t, name, {in});
+  Shape out = attrs.require_ints(AttrKey::Shape);
+  if (static_cast<int64_t>(out.size()) != in.rank())
+    fail(t, name, "output shape " + shape_to_string(out) + " must have the input's rank " + std::to_string(in.rank()));
+  for (int64_t d : out)
+    if (d < 1) fail(t, name, "output shape " + shape_to_string(out) + " must be positive");
+  int64_t mode = attrs.get_int(AttrKey::ResizeMode, 0), coord = attrs.get_int(AttrKey::CoordinateMode, 0);
+  int64_t nearest = attrs.get_int(AttrKey::NearestMode, 0);
+  if (mode < 0 || mode > 1 || coord < 0 || coord > 4 || nearest < 0 || nearest > 3)
+    fail(t, name, "unknown mode, coordinate mode or nearest mode");
+  return {DType::Float32, out};
+}
+
+TensorInfo infer_gather(const Attributes& attrs, const std::vector<TensorInfo>& in, std::string_view name) {
+  const OpType t = OpType::Gather;
+  if (in[1].dtype != DType::Int64) fail(t, name, "indices must be int64, got " + dtype_name(in[1].dtype));
+  if (in[0].rank() < 1) fail(t, name, "data must have rank >= 1");
+  int64_t axis = normalize_axis(attrs.get_int(AttrKey::Axis, 0), in[0].rank(), "Gather '" + std::string(name) + "'");
+  Shape out(in[0].shape.begin(), in[0].shape.begin() + axis);
+  out.insert(out.end(), in[1].shape.begin(), in[1].shape.end());
+  out.insert(out.end(), in[0].shape.begin() + axis + 1, in[0].shape.end());
+  return {in[0].dtype, out};
+}
+
+TensorInfo infer_tile(const Attributes& attrs, const TensorInfo& in, std::string_view name) {
+  std::vector<int64_t> repeats = attrs.require_ints(AttrKey::Repeats);
+  if (static_cast<int64_t>(repeats.size()) != in.rank())
+    fail(OpType::Tile, name, "repeats " + shape_to_string(repeats) + " must have one value per input dim (" +
+                                 std::to_string(in.rank()) + ")");
+  Shape out = in.shape;
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (repeats[d] < 1) fail(OpType::Tile, name, "repeats must be >= 1, got " + shape_to_string(repeats));
+    out[d] *= repeats[d];
+  }
+  return {in.dtype, out};
+}
+
 }  // namespace
 
 int64_t normalize_axis(int64_t axis, int64_t rank, std::string_view what) {
@@ -164,7 +249,13 @@ OpArity op_arity(OpType type) {
     case OpType::Mul:
     case OpType::Div:
     case OpType::Pow: return {2, 2};
-    case OpType::Concat: return {1, -1};
+    case OpType::Concat:
+    case OpType::Max:
+    case OpType::Min:
+    case OpType::Mean: return {1, -1};
+    case OpType::PRelu:
+    case OpType::Gather: return {2, 2};
+    case OpType::ConvTranspose: return {2, 3};
     default: return {1, 1};
   }
 }
@@ -399,6 +490,40 @@ std::vector<TensorInfo> infer_outputs(OpType t, const Attributes& attrs, const s
           fail(t, name, "cannot centre kernel " + shape_to_string(in[0].shape) + " in " + shape_to_string(kernel));
       return {{DType::Float32, {in[0].shape[0], in[0].shape[1], kernel[0], kernel[1]}}};
     }
+    case OpType::HardSigmoid:
+    case OpType::HardSwish:
+    case OpType::LeakyRelu:
+    case OpType::Softplus:
+    case OpType::Mish:
+      require_float(t, name, in);
+      return {in[0]};
+    case OpType::PRelu:
+      require_float(t, name, in);
+      if (broadcast_shapes(in[0].shape, in[1].shape, what) != in[0].shape)
+        fail(t, name, "slope " + shape_to_string(in[1].shape) + " must broadcast to the input " + shape_to_string(in[0].shape));
+      return {in[0]};
+    case OpType::Resize:
+      return {infer_resize(attrs, in[0], name)};
+    case OpType::ConvTranspose:
+      return {infer_conv_transpose(attrs, in, name)};
+    case OpType::ReduceMax:
+    case OpType::ReduceMin:
+      return {{in[0].dtype, reduced_shape(t, attrs, in[0], name)}};
+    case OpType::Max:
+    case OpType::Min:
+    case OpType::Mean: {
+      if (t == OpType::Mean) require_float(t, name, in);
+      Shape out = in[0].shape;
+      for (size_t k = 1; k < in.size(); ++k) {
+        if (in[k].dtype != in[0].dtype) fail(t, name, "input types differ: " + shapes_text(in));
+        out = broadcast_shapes(out, in[k].shape, what);
+      }
+      return {{in[0].dtype, out}};
+    }
+    case OpType::Gather:
+      return {infer_gather(attrs, in, name)};
+    case OpType::Tile:
+      return {infer_tile(attrs, in[0], name)};
     case OpType::kCount:
       break;
   }
@@ -456,6 +581,31 @@ OpWork op_work(OpType type, const Attributes& attrs, const std::vector<TensorInf
     case OpType::GlobalAvgPool:
     case OpType::ReduceMean:
     case OpType::ReduceSum: work.flops = in_elems; break;
+    case OpType::HardSigmoid:
+    case OpType::LeakyRelu:
+    case OpType::PRelu: work.flops = 2 * out_elems; break;
+    case OpType::HardSwish: work.flops = 3 * out_elems; break;
+    case OpType::Softplus: work.flops = 8 * out_elems; break;
+    case OpType::Mish: work.flops = 14 * out_elems; break;
+    case OpType::Resize:
+      // Linear: a weighted pair per resized axis; nearest only copies.
+      work.flops = attrs.get_int(AttrKey::ResizeMode, 0) == static_cast<int64_t>(ResizeMode::Linear) ? 6 * out_elems : 0;
+      break;
+    case OpType::ConvTranspose: {
+      const Shape& w = inputs[1].shape;
+      work.flops = 2.0 * in_elems * static_cast<double>(w[1] * w[2] * w[3]) + activation;
+      if (inputs.size() == 3) work.flops += out_elems;
+      break;
+    }
+    case OpType::ReduceMax:
+    case OpType::ReduceMin: work.flops = in_elems; break;
+    case OpType::Max:
+    case OpType::Min:
+    case OpType::Mean: work.flops = out_elems * static_cast<double>(inputs.size()); break;
+    case OpType::Gather:
+      // A lookup reads what it writes, not the whole table.
+      work.bytes = static_cast<double>(inputs[1].nbytes()) + 2.0 * static_cast<double>(outputs[0].nbytes());
+      break;
     default: work.flops = 0; break;  // data movement and leaves
   }
   return work;

@@ -64,12 +64,18 @@ Rule fold_conv_batchnorm(bool conv_bias) {
 const std::pair<OpType, Activation> kActivations[] = {
     {OpType::Relu, Activation::Relu}, {OpType::Sigmoid, Activation::Sigmoid}, {OpType::Tanh, Activation::Tanh}};
 
+const std::pair<OpType, Activation> kParametricActivations[] = {{OpType::HardSigmoid, Activation::HardSigmoid},
+                                                                {OpType::HardSwish, Activation::HardSwish},
+                                                                {OpType::LeakyRelu, Activation::LeakyRelu}};
+
 std::string lower(std::string_view s) {
   std::string out(s);
   for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return out;
 }
 
+// An activation fused into the conv it follows. The piecewise-linear ones
+// mobile networks use carry their parameters (alpha, beta) along.
 Rule fuse_conv_activation(OpType act_type, Activation act, bool bias) {
   RuleWriter w(std::string(bias ? "fuse-conv-bias-" : "fuse-conv-") + lower(op_type_name(act_type)), kOrigin);
   DimTerm n = w.dim("n"), c = w.dim("c"), h = w.dim("h", DimDomain::Spatial), wd = w.dim("w", DimDomain::Spatial);
@@ -79,9 +85,55 @@ Rule fuse_conv_activation(OpType act_type, Activation act, bool bias) {
   std::vector<PatternRef> in = {x, k};
   if (bias) in.push_back(w.var("b", {o}));
   ConvParams p = conv_params(w);
+  RuleWriter::AttrList act_attrs, fused = conv_attrs(p, lit(static_cast<int64_t>(act)));
+  if (act_type == OpType::HardSigmoid || act_type == OpType::LeakyRelu) {
+    int32_t alpha = w.param("alpha", AttrKey::Alpha);
+    act_attrs.push_back({AttrKey::Alpha, par(alpha)});
+    fused.push_back({AttrKey::ActivationAlpha, par(alpha)});
+  }
+  if (act_type == OpType::HardSigmoid) {
+    int32_t beta = w.param("beta", AttrKey::Beta);
+    act_attrs.push_back({AttrKey::Beta, par(beta)});
+    fused.push_back({AttrKey::ActivationBeta, par(beta)});
+  }
   PatternRef conv = w.source(OpType::Conv, in, conv_attrs(p, lit(int64_t{0})));
-  PatternRef activated = w.source(act_type, {conv});
-  w.output(activated, w.target(OpType::Conv, in, conv_attrs(p, lit(static_cast<int64_t>(act)))));
+  PatternRef activated = w.source(act_type, {conv}, act_attrs);
+  w.output(activated, w.target(OpType::Conv, in, fused));
+  return w.finish();
+}
+
+// BatchNorm(ConvTranspose(x, k[, b])) -> ConvTranspose(x, k * s, (b - mean) * s + beta),
+// s = gamma / sqrt(var + eps). The weight is [c, o, kh, kw] (one group), so
+// the scale runs along its second axis. Decoders and FPN necks have this.
+Rule fold_conv_transpose_batchnorm(bool conv_bias) {
+  RuleWriter w(conv_bias ? "fold-conv-transpose-bias-batchnorm" : "fold-conv-transpose-batchnorm", kOrigin);
+  DimTerm n = w.dim("n"), c = w.dim("c"), h = w.dim("h", DimDomain::Spatial), wd = w.dim("w", DimDomain::Spatial);
+  DimTerm o = w.dim("o"), kh = w.dim("kh", DimDomain::Kernel), kw = w.dim("kw", DimDomain::Kernel);
+  PatternRef x = w.var("x", {n, c, h, wd});
+  PatternRef k = w.weight("k", {c, o, kh, kw});
+  PatternRef cb = conv_bias ? w.weight("b", {o}) : PatternRef{};
+  PatternRef gamma = w.weight("gamma", {o}), beta = w.weight("beta", {o}), mean = w.weight("mean", {o});
+  PatternRef variance = w.weight("var", {o}, /*positive=*/true);
+  RuleWriter::AttrList attrs = {{AttrKey::Strides, par(w.param("s", AttrKey::Strides))},
+                                {AttrKey::Pads, par(w.param("p", AttrKey::Pads))},
+                                {AttrKey::Dilations, par(w.param("d", AttrKey::Dilations))},
+                                {AttrKey::OutputPadding, par(w.param("op", AttrKey::OutputPadding))},
+                                {AttrKey::Group, lit(int64_t{1})}};
+  int32_t eps = w.param("eps", AttrKey::Epsilon);
+  std::vector<PatternRef> conv_in = {x, k};
+  if (conv_bias) conv_in.push_back(cb);
+  PatternRef conv = w.source(OpType::ConvTranspose, conv_in, attrs);
+  PatternRef bn = w.source(OpType::BatchNorm, {conv, gamma, beta, mean, variance}, {{AttrKey::Epsilon, par(eps)}});
+
+  PatternRef eps_tensor = w.target_constant(par(eps), {one()});
+  PatternRef stddev = w.target(OpType::Sqrt, {w.target(OpType::Add, {variance, eps_tensor})});
+  PatternRef scale = w.target(OpType::Div, {gamma, stddev});
+  PatternRef scale4 = w.target(OpType::Reshape, {scale}, {{AttrKey::Shape, AttrExpr::of_dims({one(), o, one(), one()})}});
+  PatternRef k2 = w.target(OpType::Mul, {k, scale4});
+  PatternRef shifted = conv_bias ? w.target(OpType::Sub, {cb, mean}) : PatternRef{};
+  PatternRef b2 = conv_bias ? w.target(OpType::Add, {w.target(OpType::Mul, {shifted, scale}), beta})
+                            : w.target(OpType::Sub, {beta, w.target(OpType::Mul, {mean, scale})});
+  w.output(bn, w.target(OpType::ConvTranspose, {x, k2, b2}, attrs));
   return w.finish();
 }
 
@@ -290,6 +342,12 @@ std::vector<Rule> hand_written_rules() {
     rules.push_back(fuse_matmul_activation(type, act, 2));
     rules.push_back(fuse_matmul_activation(type, act, 3));
   }
+  for (const auto& [type, act] : kParametricActivations) {
+    rules.push_back(fuse_conv_activation(type, act, false));
+    rules.push_back(fuse_conv_activation(type, act, true));
+  }
+  rules.push_back(fold_conv_transpose_batchnorm(false));
+  rules.push_back(fold_conv_transpose_batchnorm(true));
   for (bool enlarge : {false, true})
     for (bool bias : {false, true}) rules.push_back(merge_parallel_convs(bias, enlarge));
   rules.push_back(merge_parallel_matmuls(2));

@@ -65,10 +65,22 @@ void expect_two_ranks_match_one_learner(const std::vector<std::string>& devices,
   std::vector<const Rollout*> batch;
   for (const Rollout& r : rollouts) batch.push_back(&r);
 
+  std::vector<const Observation*> observations;
+  std::vector<Action> actions;
+  for (const Rollout& r : rollouts)
+    for (const RolloutSegment& segment : r.segments)
+      for (const RolloutStep& step : segment.steps) {
+        observations.push_back(&step.observation);
+        actions.push_back(step.action);
+      }
+
   PpoLearner single(network_config(), ppo_options(), devices[0]);
   UpdateStats single_stats;
   single_stats = single.update(batch);
   const std::vector<float> expected = flat_parameters(single);
+  const std::vector<float> expected_log_probs = single.policy().log_probs(observations, actions);
+  const std::vector<float> expected_values = single.policy().values(observations);
+  std::vector<float> log_probs, values;
 
   std::vector<std::vector<float>> got(2);
   std::vector<UpdateStats> stats(2);
@@ -89,6 +101,10 @@ void expect_two_ranks_match_one_learner(const std::vector<std::string>& devices,
       by_nccl[static_cast<size_t>(rank)] = group.gradients_by_nccl() ? 1 : 0;
       stats[static_cast<size_t>(rank)] = learner.update(batch);
       got[static_cast<size_t>(rank)] = flat_parameters(learner);
+      if (rank == 0) {
+        log_probs = learner.policy().log_probs(observations, actions);
+        values = learner.policy().values(observations);
+      }
     } catch (const std::exception& e) {
       errors[static_cast<size_t>(rank)] = e.what();
     }
@@ -117,9 +133,21 @@ void expect_two_ranks_match_one_learner(const std::vector<std::string>& devices,
     worst = std::max(worst, diff);
     if (diff > 1e-6 + 1e-5 * std::abs(expected[i])) ++differing;
   }
-  std::printf("parameters beyond 1e-6 + 1e-5 relative: %d of %zu; largest difference %.3g\n", differing,
-              expected.size(), worst);
-  EXPECT_LT(differing, static_cast<int>(expected.size() / 50));
+  double worst_log_prob = 0, worst_value = 0;
+  for (size_t i = 0; i < observations.size(); ++i) {
+    worst_log_prob = std::max(worst_log_prob, static_cast<double>(std::abs(log_probs[i] - expected_log_probs[i])));
+    worst_value = std::max(worst_value, static_cast<double>(std::abs(values[i] - expected_values[i])) /
+                                            std::max(1.0, static_cast<double>(std::abs(expected_values[i]))));
+  }
+  std::printf("parameters beyond 1e-6 + 1e-5 relative: %d of %zu; largest difference %.3g; "
+              "largest log-prob difference %.3g, value %.3g\n",
+              differing, expected.size(), worst, worst_log_prob, worst_value);
+  // How many of those noise-steered parameters there are depends on the
+  // initial weights (0.5% to 7% across network seeds), so the bound is loose;
+  // what the policy computes is held to a tight one.
+  EXPECT_LT(differing, static_cast<int>(expected.size() / 10));
+  EXPECT_LT(worst_log_prob, 2e-3);
+  EXPECT_LT(worst_value, 1e-3);
   EXPECT_NEAR(stats[0].policy_loss, single_stats.policy_loss, 1e-4);
   EXPECT_NEAR(stats[0].value_loss, single_stats.value_loss, 1e-4 * std::max(1.0, std::abs(single_stats.value_loss)));
   EXPECT_NEAR(stats[0].entropy, single_stats.entropy, 1e-4);

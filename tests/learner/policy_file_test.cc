@@ -47,7 +47,8 @@ TEST(PolicyFile, RoundTripsWeightsAndDescription) {
   EXPECT_EQ(loaded.info.updates, 3);
   EXPECT_NO_THROW(check_policy_fits(loaded.info, library, path));
   const std::string text = describe_policy(loaded.info, loaded.network.num_parameters());
-  for (const char* words : {"hidden 8", "1275", "squeezenet1.1", "96 real env steps"})
+  for (const std::string& words : {std::string("hidden 8"), std::to_string(library.rules.size()),
+                                  std::string("squeezenet1.1"), std::string("96 real env steps")})
     EXPECT_NE(text.find(words), std::string::npos) << words << " missing in\n" << text;
 }
 

@@ -176,11 +176,19 @@ TEST(BadInput, SymbolicDimensionsAndOpsetRange) {
   expect_contains(error, "graph input 'x'");
   expect_contains(error, "'batch'");
 
-  OnnxModel old(9);
+  expect_contains(error, "dimension 1");
+  expect_contains(error, "--input-shape x=1xN");
+
+  OnnxModel old(6);
   old.input("x", {1, 4});
   old.node("Relu", "r", {"x"}, {"y"});
   old.output("y");
-  expect_contains(import_error(old.bytes()), "opset 9 is not supported");
+  expect_contains(import_error(old.bytes()), "opset 6 is not supported (graphworld imports opsets 7 to 21)");
+  OnnxModel future(22);
+  future.input("x", {1, 4});
+  future.node("Relu", "r", {"x"}, {"y"});
+  future.output("y");
+  expect_contains(import_error(future.bytes()), "opset 22 is not supported");
 }
 
 TEST(BadInput, UnsupportedModeAndComputedShape) {

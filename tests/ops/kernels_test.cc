@@ -72,6 +72,84 @@ TEST(Kernels, UnaryOps) {
   expect_values(*eval(OpType::Dropout, {x})[0], {4}, {-1, 0, 1, 4});
 }
 
+TEST(Kernels, MobileActivations) {
+  auto x = floats({5}, {-4, -1, 0, 1, 4});
+  // HardSigmoid(x) = clamp(0.2 x + 0.5, 0, 1); HardSwish(x) = x * clamp(x / 6 + 0.5, 0, 1).
+  expect_values(*eval(OpType::HardSigmoid, {x}, {{AttrKey::Alpha, 0.2}, {AttrKey::Beta, 0.5}})[0], {5},
+                {0, 0.3f, 0.5f, 0.7f, 1});
+  expect_values(*eval(OpType::HardSwish, {x})[0], {5}, {0, -1.0f / 3, 0, 2.0f / 3, 4});
+  expect_values(*eval(OpType::LeakyRelu, {x}, {{AttrKey::Alpha, 0.1}})[0], {5}, {-0.4f, -0.1f, 0, 1, 4});
+  // Softplus(x) = log(1 + e^x); Mish(x) = x tanh(softplus(x)).
+  expect_values(*eval(OpType::Softplus, {x})[0], {5}, {0.01814993f, 0.31326169f, 0.69314718f, 1.31326169f, 4.01814993f});
+  expect_values(*eval(OpType::Mish, {x})[0], {5}, {-0.07259175f, -0.30340144f, 0, 0.86509836f, 3.99741281f});
+  // PRelu: one slope per channel of [1, 2, 2].
+  auto c = floats({1, 2, 2}, {-2, 3, -4, 5});
+  expect_values(*eval(OpType::PRelu, {c, floats({2, 1}, {0.5f, 0.25f})})[0], {1, 2, 2}, {-1, 3, -1, 5});
+  // The fused forms on a 1x1 conv with weight 1 give the same values.
+  auto xs = floats({1, 1, 1, 5}, {-4, -1, 0, 1, 4});
+  auto one = floats({1, 1, 1, 1}, {1});
+  expect_values(*eval(OpType::Conv, {xs, one},
+                      {{AttrKey::Activation, int64_t(Activation::HardSigmoid)},
+                       {AttrKey::ActivationAlpha, 0.2},
+                       {AttrKey::ActivationBeta, 0.5}})[0],
+                {1, 1, 1, 5}, {0, 0.3f, 0.5f, 0.7f, 1});
+  expect_values(*eval(OpType::Conv, {xs, one}, {{AttrKey::Activation, int64_t(Activation::HardSwish)}})[0], {1, 1, 1, 5},
+                {0, -1.0f / 3, 0, 2.0f / 3, 4});
+}
+
+TEST(Kernels, ResizeNearestAndLinearByCoordinateMode) {
+  auto x = floats({1, 1, 1, 3}, {0, 10, 20});
+  auto resize = [&](ResizeMode mode, ResizeCoordinateMode coord, ResizeNearestMode nearest, int64_t width) {
+    return eval(OpType::Resize, {x},
+                {{AttrKey::Shape, V{1, 1, 1, width}},
+                 {AttrKey::ResizeMode, int64_t(mode)},
+                 {AttrKey::CoordinateMode, int64_t(coord)},
+                 {AttrKey::NearestMode, int64_t(nearest)}})[0];
+  };
+  // 3 -> 6, asymmetric: source x / 2 = 0, .5, 1, 1.5, 2, 2.5.
+  expect_values(*resize(ResizeMode::Nearest, ResizeCoordinateMode::Asymmetric, ResizeNearestMode::Floor, 6),
+                {1, 1, 1, 6}, {0, 0, 10, 10, 20, 20});
+  expect_values(*resize(ResizeMode::Nearest, ResizeCoordinateMode::Asymmetric, ResizeNearestMode::RoundPreferCeil, 6),
+                {1, 1, 1, 6}, {0, 10, 10, 20, 20, 20});
+  expect_values(*resize(ResizeMode::Linear, ResizeCoordinateMode::Asymmetric, ResizeNearestMode::Floor, 6),
+                {1, 1, 1, 6}, {0, 5, 10, 15, 20, 20});
+  // Half pixel: (x + 0.5) / 2 - 0.5 = -.25, .25, .75, 1.25, 1.75, 2.25, clamped for linear.
+  expect_values(*resize(ResizeMode::Linear, ResizeCoordinateMode::HalfPixel, ResizeNearestMode::Floor, 6),
+                {1, 1, 1, 6}, {0, 2.5f, 7.5f, 12.5f, 17.5f, 20});
+  // Align corners: x * 2 / 4 = 0, .5, 1, 1.5, 2.
+  expect_values(*resize(ResizeMode::Linear, ResizeCoordinateMode::AlignCorners, ResizeNearestMode::Floor, 5),
+                {1, 1, 1, 5}, {0, 5, 10, 15, 20});
+}
+
+TEST(Kernels, ConvTransposeWithStridePadsAndOutputPadding) {
+  // One channel, kernel [1, 2] of ones, stride 2: each input lands on two outputs.
+  auto x = floats({1, 1, 1, 3}, {1, 2, 3});
+  auto w = floats({1, 1, 1, 2}, {1, 1});
+  expect_values(*eval(OpType::ConvTranspose, {x, w}, {{AttrKey::Strides, V{1, 2}}})[0], {1, 1, 1, 6}, {1, 1, 2, 2, 3, 3});
+  // output_padding adds a column that only the bias reaches; pads crop (asymmetric: one at the start).
+  auto b = floats({1}, {10});
+  expect_values(*eval(OpType::ConvTranspose, {x, w, b},
+                      {{AttrKey::Strides, V{1, 2}}, {AttrKey::OutputPadding, V{0, 1}}, {AttrKey::Pads, V{0, 1, 0, 0}}})[0],
+                {1, 1, 1, 6}, {11, 12, 12, 13, 13, 10});
+  // Stride 1 with a kernel of 2 overlaps: 1, 1+2, 2+3, 3.
+  expect_values(*eval(OpType::ConvTranspose, {x, w})[0], {1, 1, 1, 4}, {1, 3, 5, 3});
+}
+
+TEST(Kernels, VariadicReductionsGatherAndTile) {
+  auto a = floats({2}, {1, 5}), b = floats({1}, {3}), c = floats({2}, {4, 0});
+  expect_values(*eval(OpType::Max, {a, b, c})[0], {2}, {4, 5});
+  expect_values(*eval(OpType::Min, {a, b, c})[0], {2}, {1, 0});
+  expect_values(*eval(OpType::Mean, {a, b, c})[0], {2}, {8.0f / 3, 8.0f / 3});
+  auto m = floats({2, 3}, {1, 7, 3, 4, 2, 6});
+  expect_values(*eval(OpType::ReduceMax, {m}, {{AttrKey::Axes, V{1}}, {AttrKey::KeepDims, int64_t{0}}})[0], {2}, {7, 6});
+  expect_values(*eval(OpType::ReduceMin, {m}, {{AttrKey::Axes, V{0}}})[0], {1, 3}, {1, 2, 3});
+  // Gather with 2-D indices (one negative) along axis 1.
+  auto idx = TensorData::from_ints({2, 2}, {0, -1, 1, 1});
+  expect_values(*eval(OpType::Gather, {m, idx}, {{AttrKey::Axis, int64_t{1}}})[0], {2, 2, 2}, {1, 3, 7, 7, 4, 6, 2, 2});
+  expect_values(*eval(OpType::Tile, {floats({1, 2}, {1, 2})}, {{AttrKey::Repeats, V{2, 2}}})[0], {2, 4},
+                {1, 2, 1, 2, 1, 2, 1, 2});
+}
+
 TEST(Kernels, SoftmaxLayerNormBatchNorm) {
   expect_values(*eval(OpType::Softmax, {floats({1, 3}, {1, 2, 3})}, {{AttrKey::Axis, int64_t{-1}}})[0], {1, 3},
                 {0.09003057f, 0.24472847f, 0.66524096f});

@@ -143,9 +143,10 @@ std::vector<std::shared_ptr<TensorData>> run_onnxruntime(const std::string& mode
   return read_tensor_dir(base + "/out");
 }
 
-OrtComparison ort_compare(const std::string& model_a, const std::string& model_b) {
+OrtComparison ort_compare(const std::string& model_a, const std::string& model_b, const std::string& input_shapes) {
   std::string output;
   std::string command = "node " + source_dir() + "/tests/tools/ort_compare.mjs '" + model_a + "' '" + model_b + "' --json";
+  if (!input_shapes.empty()) command += " --input-shapes '" + input_shapes + "'";
   int status = run_command(command, &output);
   EXPECT_EQ(status, 0) << command << "\n" << output;
   OrtComparison result;

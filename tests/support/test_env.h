@@ -32,8 +32,9 @@ struct OrtComparison {
   double max_rel_err = -1;
   int outputs = 0;
 };
-// tests/tools/ort_compare.mjs: both models in onnxruntime on the same inputs.
-OrtComparison ort_compare(const std::string& model_a, const std::string& model_b);
+// tests/tools/ort_compare.mjs: both models in onnxruntime on the same inputs;
+// `input_shapes` ("x=1x3x64x64;ids=1x16") fixes symbolic input dimensions.
+OrtComparison ort_compare(const std::string& model_a, const std::string& model_b, const std::string& input_shapes = "");
 // The same for many B models against one A, in one onnxruntime process.
 std::vector<OrtComparison> ort_compare_many(const std::string& model_a, const std::vector<std::string>& models_b);
 

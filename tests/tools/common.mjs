@@ -101,12 +101,35 @@ export function checkModelFile(modelPath) {
   if (!st.isFile()) throw new ToolError(`model path is not a file: ${modelPath}`);
 }
 
-// Input metadata as [{name, type, shape}], failing when a shape is unknown or symbolic.
-export function staticInputs(session, modelPath) {
+// "NAME=1x3x64x64;IDS=1x16" (the --input-shapes option) as a Map of shapes.
+export function parseInputShapes(text) {
+  const shapes = new Map();
+  if (!text) return shapes;
+  for (const item of String(text).split(';')) {
+    const eq = item.lastIndexOf('=');
+    const dims = eq > 0 ? item.slice(eq + 1).split('x').map(Number) : [];
+    if (eq <= 0 || dims.length === 0 || !dims.every((d) => Number.isInteger(d) && d > 0)) {
+      throw new ToolError(`--input-shapes: '${item}' is not NAME=DIMS (e.g. images=1x3x640x640)`);
+    }
+    shapes.set(item.slice(0, eq), dims);
+  }
+  return shapes;
+}
+
+// Input metadata as [{name, type, shape}], failing when a shape is unknown or
+// symbolic and `given` (a Map from parseInputShapes) does not fix it.
+export function staticInputs(session, modelPath, given = new Map()) {
   const meta = session.inputMetadata;
   if (!meta) throw new ToolError('this onnxruntime-node has no inputMetadata; version 1.22 or newer is needed', EXIT_RUNTIME);
   return meta.map((m) => {
     if (!m.isTensor) throw new ToolError(`${modelPath}: input '${m.name}' is not a tensor`);
+    if (given.has(m.name)) {
+      const fixed = given.get(m.name);
+      if (fixed.length !== m.shape.length) {
+        throw new ToolError(`${modelPath}: input '${m.name}' has rank ${m.shape.length}, --input-shapes gives [${fixed.join(', ')}]`);
+      }
+      return { name: m.name, type: m.type, shape: fixed };
+    }
     const shape = Array.from(m.shape);
     const symbolic = shape.filter((d) => typeof d !== 'number' || !Number.isInteger(d) || d < 0);
     // An empty shape is taken as a scalar (onnxruntime also reports an unknown rank
@@ -114,7 +137,7 @@ export function staticInputs(session, modelPath) {
     if (symbolic.length > 0) {
       throw new ToolError(
         `${modelPath}: input '${m.name}' has a symbolic or unknown shape [${shape.join(', ')}]; ` +
-        'random inputs need a fully static shape (export the model with fixed input sizes)');
+        'random inputs need a fully static shape (give it with --input-shapes NAME=DIMS)');
     }
     return { name: m.name, type: m.type, shape };
   });
@@ -224,12 +247,18 @@ export function makeRng(seed) {
   };
 }
 
-// Uniform [-1, 1) float32 tensors for static inputs, drawn in input order from one stream.
+// Uniform [-1, 1) float32 tensors for static inputs, drawn in input order
+// from one stream. int64 inputs (token ids, indices) are zero, as in
+// graphworld's executor: always a valid index.
 export function randomInputs(ort, inputs, rng, modelPath) {
   const feeds = {};
   for (const { name, type, shape } of inputs) {
+    if (type === 'int64') {
+      feeds[name] = new ort.Tensor('int64', new BigInt64Array(elementCount(shape)), shape);
+      continue;
+    }
     if (type !== 'float32') {
-      throw new ToolError(`${modelPath}: input '${name}' has type ${type}; random inputs are made only for float32`);
+      throw new ToolError(`${modelPath}: input '${name}' has type ${type}; random inputs are made only for float32 and int64`);
     }
     const data = new Float32Array(elementCount(shape));
     for (let i = 0; i < data.length; i++) data[i] = rng() * 2 - 1;

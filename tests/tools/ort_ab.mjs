@@ -12,7 +12,7 @@
 // graphworld optimize --verify-runtime onnxruntime runs this with --opt all.
 
 import {
-  ToolError, EXIT_RUNTIME, runMain, loadOrt, createSession, staticInputs, makeRng, randomInputs,
+  ToolError, EXIT_RUNTIME, runMain, loadOrt, createSession, staticInputs, parseInputShapes, makeRng, randomInputs,
   parseArgs, intOption, optOption, checkModelFile,
 } from './common.mjs';
 
@@ -51,7 +51,7 @@ function sameInputs(a, b, pathA, pathB) {
 
 async function main() {
   const { opts, positional } = parseArgs(process.argv.slice(2), {
-    values: ['a', 'b', 'rounds', 'iters', 'warmup', 'threads', 'opt', 'seed', 'min-round-ms'],
+    values: ['a', 'b', 'rounds', 'iters', 'warmup', 'threads', 'opt', 'seed', 'min-round-ms', 'input-shapes'],
     flags: ['json', 'help'],
   });
   if (opts.help) {
@@ -73,8 +73,8 @@ async function main() {
   const ort = loadOrt();
   const sessionA = await createSession(ort, opts.a, { threads, opt, spinning: false });
   const sessionB = await createSession(ort, opts.b, { threads, opt, spinning: false });
-  const inputsA = staticInputs(sessionA, opts.a);
-  sameInputs(inputsA, staticInputs(sessionB, opts.b), opts.a, opts.b);
+  const inputsA = staticInputs(sessionA, opts.a, parseInputShapes(opts['input-shapes']));
+  sameInputs(inputsA, staticInputs(sessionB, opts.b, parseInputShapes(opts['input-shapes'])), opts.a, opts.b);
   const feeds = randomInputs(ort, inputsA, makeRng(seed), opts.a);
 
   await timeRuns(sessionA, feeds, warmup);

@@ -2,7 +2,7 @@
 // Runs two ONNX models on the same seeded random inputs in onnxruntime-node
 // (graph optimisations disabled) and reports how far their outputs differ.
 //
-//   node tests/tools/ort_compare.mjs A.onnx B.onnx [B2.onnx ...] [--seed S] [--threads N] [--json]
+//   node tests/tools/ort_compare.mjs A.onnx B.onnx [B2.onnx ...] [--seed S] [--threads N] [--input-shapes NAME=DIMS;...] [--json]
 //
 // With several B models, A runs once and each B is compared with it; --json
 // then prints {"comparisons": [{model, max_abs_err, max_rel_err, outputs}...]}.
@@ -15,11 +15,11 @@
 // or differing inputs/outputs, 1 when onnxruntime fails.
 
 import {
-  ToolError, EXIT_USAGE, EXIT_RUNTIME, runMain, loadOrt, createSession, staticInputs, makeRng,
+  ToolError, EXIT_USAGE, EXIT_RUNTIME, runMain, loadOrt, createSession, staticInputs, parseInputShapes, makeRng,
   randomInputs, parseArgs, intOption, checkModelFile,
 } from './common.mjs';
 
-const USAGE = 'usage: node ort_compare.mjs A.onnx B.onnx [B2.onnx ...] [--seed S] [--threads N] [--json]';
+const USAGE = 'usage: node ort_compare.mjs A.onnx B.onnx [B2.onnx ...] [--seed S] [--threads N] [--input-shapes NAME=DIMS;...] [--json]';
 
 function sameShape(a, b) {
   return a.length === b.length && a.every((d, i) => d === b[i]);
@@ -87,7 +87,7 @@ async function run(session, feeds, modelPath) {
 
 async function main() {
   const { opts, positional } = parseArgs(process.argv.slice(2), {
-    values: ['seed', 'threads'],
+    values: ['seed', 'threads', 'input-shapes'],
     flags: ['json', 'help'],
   });
   if (opts.help) {
@@ -102,14 +102,14 @@ async function main() {
 
   const ort = loadOrt();
   const sa = await createSession(ort, pathA, { threads, opt: 'disabled' });
-  const inputsA = staticInputs(sa, pathA);
+  const inputsA = staticInputs(sa, pathA, parseInputShapes(opts['input-shapes']));
   const feeds = randomInputs(ort, inputsA, makeRng(seed), pathA);
   const outA = await run(sa, feeds, pathA);
 
   const results = [];
   for (const pathB of pathsB) {
     const sb = await createSession(ort, pathB, { threads, opt: 'disabled' });
-    checkSameInputs(inputsA, staticInputs(sb, pathB), pathA, pathB);
+    checkSameInputs(inputsA, staticInputs(sb, pathB, parseInputShapes(opts['input-shapes'])), pathA, pathB);
     if (sa.outputNames.length !== sb.outputNames.length) {
       throw new ToolError(
         `${pathA} has ${sa.outputNames.length} output(s), ${pathB} has ${sb.outputNames.length}`, EXIT_USAGE);

@@ -11,7 +11,7 @@
 // $GRAPHWORLD_NODE_MODULES, else <repo>/build/node/node_modules.
 
 import {
-  ToolError, EXIT_RUNTIME, runMain, loadOrt, createSession, staticInputs, readTensorDir,
+  ToolError, EXIT_RUNTIME, runMain, loadOrt, createSession, staticInputs, parseInputShapes, readTensorDir,
   writeTensorDir, makeRng, randomInputs, parseArgs, intOption, optOption, checkModelFile,
 } from './common.mjs';
 
@@ -74,7 +74,7 @@ function percentile(sorted, q) {
 
 async function main() {
   const { opts, positional } = parseArgs(process.argv.slice(2), {
-    values: ['model', 'inputs', 'outputs', 'threads', 'opt', 'iters', 'warmup', 'seed', 'save-optimized'],
+    values: ['model', 'inputs', 'outputs', 'threads', 'opt', 'iters', 'warmup', 'seed', 'save-optimized', 'input-shapes'],
     flags: ['bench', 'json', 'help'],
   });
   if (opts.help) {
@@ -121,7 +121,7 @@ async function main() {
 
   const feeds = opts.inputs
     ? feedsFromDir(ort, session, opts.inputs, opts.model)
-    : randomInputs(ort, staticInputs(session, opts.model), makeRng(seed), opts.model);
+    : randomInputs(ort, staticInputs(session, opts.model, parseInputShapes(opts['input-shapes'])), makeRng(seed), opts.model);
   for (let i = 0; i < warmup; i++) await runSession(session, feeds);
   const times = [];
   for (let i = 0; i < iters; i++) {
