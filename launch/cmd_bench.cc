@@ -14,6 +14,7 @@
 #include "launch/bench_commands.h"
 #include "launch/commands.h"
 #include "launch/cost_options.h"
+#include "launch/model_source.h"
 #include "common/latency.h"
 
 namespace graphworld {
@@ -53,7 +54,8 @@ int run_bench_io(const CliArgs& args) {
   std::string out_path = args.value_or("--output", (std::filesystem::temp_directory_path() / "graphworld_bench_io.onnx").string());
 
   Graph graph;
-  LatencyStats import_stats = measure_latency([&] { graph = import_onnx_file(path); }, 1, repeats);
+  const ImportOptions import = import_options_from(args);
+  LatencyStats import_stats = measure_latency([&] { graph = import_onnx_file(path, nullptr, import); }, 1, repeats);
   LatencyStats export_stats = measure_latency([&] { export_onnx_file(graph, out_path); }, 1, repeats);
   double size_mb = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
   if (!args.value("--output")) std::filesystem::remove(out_path);
@@ -113,7 +115,8 @@ Subcommand bench_command() {
             {"--seconds", "", "S", "wire: time spent on each of encode and decode (default 3)"},
             {"--store-steps", "", "N", "wire: steps written to the store (default 2000000)"},
             {"--actors", "", "N", "wire: synthetic actors for the ingest and broadcast measurements (default 2)"},
-            {"--json", "", "", "print one JSON object"}}},
+            {"--json", "", "", "print one JSON object"},
+            {"--input-shape", "", "NAME=DIMS", "io, cost: fix a graph input's symbolic dimensions (repeatable)"}}},
           run_bench};
 }
 

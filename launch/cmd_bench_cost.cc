@@ -43,9 +43,28 @@ Attributes without(const Attributes& attrs, AttrKey drop) {
 Rewrite split_activation(Graph& g, OpId conv) {
   Op copy = g.op(conv);
   auto act = static_cast<Activation>(copy.attrs.get_int(AttrKey::Activation, 0));
-  OpType act_type = act == Activation::Relu ? OpType::Relu : act == Activation::Sigmoid ? OpType::Sigmoid : OpType::Tanh;
-  OpId plain = g.add_op(OpType::Conv, copy.name + "_plain", without(copy.attrs, AttrKey::Activation), copy.inputs, copy.outputs);
-  OpId activation = g.add_op(act_type, copy.name + "_act", {}, {{plain, 0}}, copy.outputs);
+  OpType act_type = OpType::Tanh;
+  Attributes act_attrs;
+  switch (act) {
+    case Activation::Relu: act_type = OpType::Relu; break;
+    case Activation::Sigmoid: act_type = OpType::Sigmoid; break;
+    case Activation::HardSwish: act_type = OpType::HardSwish; break;
+    case Activation::HardSigmoid:
+      act_type = OpType::HardSigmoid;
+      act_attrs.set(AttrKey::Beta, copy.attrs.get_float(AttrKey::ActivationBeta, 0.5));
+      act_attrs.set(AttrKey::Alpha, copy.attrs.get_float(AttrKey::ActivationAlpha, 0.2));
+      break;
+    case Activation::LeakyRelu:
+      act_type = OpType::LeakyRelu;
+      act_attrs.set(AttrKey::Alpha, copy.attrs.get_float(AttrKey::ActivationAlpha, 0.01));
+      break;
+    case Activation::Tanh:
+    case Activation::None: break;
+  }
+  Attributes conv_attrs =
+      without(without(without(copy.attrs, AttrKey::Activation), AttrKey::ActivationAlpha), AttrKey::ActivationBeta);
+  OpId plain = g.add_op(OpType::Conv, copy.name + "_plain", conv_attrs, copy.inputs, copy.outputs);
+  OpId activation = g.add_op(act_type, copy.name + "_act", act_attrs, {{plain, 0}}, copy.outputs);
   Rewrite r{{conv}, g.replace_uses({conv, 0}, {activation, 0})};
   r.changed.push_back(plain);
   r.changed.push_back(activation);
@@ -93,7 +112,7 @@ int run_bench_cost(const CliArgs& args) {
   int64_t requested_threads = args.int_value("--threads", 0);
   if (requested_threads < 0) throw UsageError("--threads must be >= 0");
   int threads = set_compute_threads(static_cast<int>(requested_threads));
-  LoadedModel model = load_model(spec, 1);
+  LoadedModel model = load_model(spec, 1, import_options_from(args));
   std::filesystem::path dir = std::filesystem::temp_directory_path() / ("graphworld-bench-cost-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
 

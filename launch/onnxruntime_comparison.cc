@@ -67,8 +67,10 @@ std::string onnxruntime_input_shapes(const Graph& graph) {
   std::string text;
   for (OpId id : graph.input_ops()) {
     const Op& op = graph.op(id);
-    text += (text.empty() ? "" : ";") + op.name + "=";
     const Shape& shape = op.outputs[0].shape;
+    // A scalar input has no symbolic dimension to fix (and no DIMS to write).
+    if (shape.empty()) continue;
+    text += (text.empty() ? "" : ";") + op.name + "=";
     for (size_t d = 0; d < shape.size(); ++d) text += (d ? "x" : "") + std::to_string(shape[d]);
   }
   return text;

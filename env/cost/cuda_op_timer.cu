@@ -229,8 +229,11 @@ double time_conv(const CudaOpSpec& s, const CudaTimingPolicy& p) {
     cudnnActivationMode_t mode = s.activation == 1 ? CUDNN_ACTIVATION_RELU
                                  : s.activation == 2 ? CUDNN_ACTIVATION_SIGMOID
                                  : s.activation == 3 ? CUDNN_ACTIVATION_TANH
+                                 : s.activation == 4 ? CUDNN_ACTIVATION_CLIPPED_RELU
                                                      : CUDNN_ACTIVATION_IDENTITY;
-    check_cudnn(cudnnSetActivationDescriptor(act, mode, CUDNN_NOT_PROPAGATE_NAN, 0.0), "cudnnSetActivationDescriptor");
+    const double coefficient = s.activation == 4 ? s.clip_max : 0.0;
+    check_cudnn(cudnnSetActivationDescriptor(act, mode, CUDNN_NOT_PROPAGATE_NAN, coefficient),
+                "cudnnSetActivationDescriptor");
   }
   const float one = 1, zero = 0;
   auto run = [&] {

@@ -542,7 +542,7 @@ void convert_expand(ImportContext& ctx, const Node& node) {
   padded.insert(padded.end(), in.begin(), in.end());
   if (padded != in) x = ctx.emit(node, OpType::Reshape, {x}, {{AttrKey::Shape, padded}}, "/reshape")[0];
   std::vector<int64_t> repeats(target.size(), 1);
-  for (size_t k = 0; k < target.size(); ++k) repeats[k] = target[k] / padded[k];
+  for (size_t k = 0; k < target.size(); ++k) repeats[k] = padded[k] == 0 ? 1 : target[k] / padded[k];
   if (repeats == std::vector<int64_t>(target.size(), 1)) {
     ctx.set_output(node, 0, x);
     return;

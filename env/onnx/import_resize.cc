@@ -29,23 +29,27 @@ std::vector<double> float_values(const TensorData& data) {
   return out;
 }
 
-// floor(in * scale) per axis, as ONNX defines. The IR's kernel maps output
-// coordinates with out / in, which is the scale exactly when in * scale is
-// whole; for any other scale the two would sample differently, so it is refused.
+// floor(in * scale) per axis, as ONNX defines and onnxruntime computes it (in
+// float). The IR's kernel maps output coordinates with out / in, which is the
+// scale only when in * scale is whole; for any other scale the two would
+// sample differently, so it is refused.
 Shape sizes_from_scales(const ImportContext& ctx, const Node& node, const Shape& in, const std::vector<double>& scales) {
   if (scales.size() != in.size())
     throw ImportError(ctx.where(node) + ": " + std::to_string(scales.size()) + " scales for an input of rank " +
                       std::to_string(in.size()));
   Shape out;
   for (size_t k = 0; k < in.size(); ++k) {
-    if (!(scales[k] > 0)) throw ImportError(ctx.where(node) + ": scales must be positive, axis " + std::to_string(k) + " has " + std::to_string(scales[k]));
-    double exact = static_cast<double>(in[k]) * scales[k];
-    double whole = std::round(exact);
-    if (std::abs(exact - whole) > 1e-4 * std::max(1.0, whole) || whole < 1)
-      throw ImportError(ctx.where(node) + ": scale " + std::to_string(scales[k]) + " on axis " + std::to_string(k) +
+    const double scale = scales[k];
+    if (!(scale > 0) || !(scale < 1e6))
+      throw ImportError(ctx.where(node) + ": scale " + std::to_string(scale) + " on axis " + std::to_string(k) +
+                        " is out of range (0, 1e6)");
+    const double exact = static_cast<double>(in[k]) * scale;
+    const auto size = static_cast<int64_t>(static_cast<float>(scale) * static_cast<float>(in[k]));
+    if (size < 1 || std::abs(exact - static_cast<double>(size)) > 1e-6 * static_cast<double>(size))
+      throw ImportError(ctx.where(node) + ": scale " + std::to_string(scale) + " on axis " + std::to_string(k) +
                         " of size " + std::to_string(in[k]) + " gives " + std::to_string(exact) +
                         " elements, not a whole number; graphworld resizes to whole sizes only (give `sizes` instead)");
-    out.push_back(static_cast<int64_t>(whole));
+    out.push_back(size);
   }
   return out;
 }
@@ -145,6 +149,9 @@ void convert_resize(ImportContext& ctx, const Node& node) {
   std::string coord_name = a.get_string("coordinate_transformation_mode", "half_pixel");
   if (coord_name == "tf_crop_and_resize")
     throw ImportError(ctx.where(node) + ": coordinate_transformation_mode 'tf_crop_and_resize' is not supported");
+  if (coord_name == "tf_half_pixel_for_nn" && (ctx.opset >= 13 || mode != "nearest"))
+    throw ImportError(ctx.where(node) + ": coordinate_transformation_mode 'tf_half_pixel_for_nn' exists for nearest "
+                                        "resizing at opsets 11 and 12 only");
   std::vector<int64_t> axes = a.get_ints("axes");
   Shape out;
   bool has_sizes = ctx.has_input(node, 3) && ctx.constant(node, 3, "sizes")->numel() > 0;

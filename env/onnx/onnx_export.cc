@@ -17,6 +17,7 @@
 #include "common/error.h"
 #include "env/onnx/export_spelling.h"
 #include "env/onnx/tensor_proto.h"
+#include "env/ops/resize_coordinates.h"
 #include "env/ops/constant_eval.h"
 
 namespace graphworld {
@@ -362,6 +363,32 @@ class Exporter {
     }
   }
 
+  // tf_half_pixel_for_nn left ONNX at opset 13; written at opset 17 a
+  // nearest Resize in that mode is one Gather per resized axis, of the input
+  // indices it samples (exact, and any runtime reads it).
+  void emit_resize_as_gathers(OpId id) {
+    const Op& op = g_.op(id);
+    const auto nearest = static_cast<ResizeNearestMode>(op.attrs.get_int(AttrKey::NearestMode, 0));
+    const Shape& in = g_.info(op.inputs[0]).shape;
+    const Shape& out = op.outputs[0].shape;
+    std::string current = input_name(op.inputs[0]);
+    std::vector<size_t> axes;
+    for (size_t axis = 0; axis < in.size(); ++axis)
+      if (in[axis] != out[axis]) axes.push_back(axis);
+    if (axes.empty()) axes.push_back(0);  // same size: still one node, so the output gets its name
+    for (size_t k = 0; k < axes.size(); ++k) {
+      const size_t axis = axes[k];
+      onnx::NodeProto* n = node("Gather", op.name + "/Gather" + std::to_string(axis));
+      n->add_input(current);
+      n->add_input(int_initializer(op.name + "/indices" + std::to_string(axis),
+                                   resize_nearest_indices(ResizeCoordinateMode::TfHalfPixelForNearest, nearest,
+                                                          in[axis], out[axis])));
+      current = k + 1 == axes.size() ? names_[id][0] : unique(op.name + "/resized" + std::to_string(axis), 0, 1);
+      n->add_output(current);
+      set_int(n, "axis", static_cast<int64_t>(axis));
+    }
+  }
+
   void emit_op(OpId id) {
     const Op& op = g_.op(id);
     const Attributes& at = op.attrs;
@@ -551,6 +578,10 @@ class Exporter {
         return;
       }
       case OpType::Resize: {
+        if (at.get_int(AttrKey::CoordinateMode, 0) == static_cast<int64_t>(ResizeCoordinateMode::TfHalfPixelForNearest)) {
+          emit_resize_as_gathers(id);
+          return;
+        }
         onnx::NodeProto* n = main_node(id, "Resize");
         n->add_input("");  // roi
         n->add_input("");  // scales

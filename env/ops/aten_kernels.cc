@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "env/ops/op_schema.h"
+#include "env/ops/resize_coordinates.h"
 
 namespace graphworld {
 namespace {
@@ -153,35 +154,6 @@ at::Tensor conv_transpose(const Op& op, const std::vector<at::Tensor>& in) {
   return apply_activation(full.contiguous(), op);
 }
 
-// Where output index i of a resized axis samples the input (ONNX Resize's
-// coordinate_transformation_mode), before rounding or interpolation.
-double resize_source_coordinate(ResizeCoordinateMode mode, int64_t i, int64_t in, int64_t out) {
-  const double scale = static_cast<double>(out) / static_cast<double>(in);
-  const double x = static_cast<double>(i);
-  switch (mode) {
-    case ResizeCoordinateMode::HalfPixel: return (x + 0.5) / scale - 0.5;
-    case ResizeCoordinateMode::PytorchHalfPixel: return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-    case ResizeCoordinateMode::Asymmetric: return x / scale;
-    case ResizeCoordinateMode::AlignCorners:
-      return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / static_cast<double>(out - 1);
-    case ResizeCoordinateMode::TfHalfPixelForNearest: return (x + 0.5) / scale;
-  }
-  return x / scale;
-}
-
-int64_t resize_nearest_index(ResizeNearestMode mode, double x, int64_t in) {
-  double whole = std::floor(x);
-  double frac = x - whole;
-  double picked = whole;
-  switch (mode) {
-    case ResizeNearestMode::RoundPreferFloor: picked = frac <= 0.5 ? whole : whole + 1; break;
-    case ResizeNearestMode::RoundPreferCeil: picked = frac < 0.5 ? whole : whole + 1; break;
-    case ResizeNearestMode::Floor: picked = whole; break;
-    case ResizeNearestMode::Ceil: picked = frac > 0 ? whole + 1 : whole; break;
-  }
-  return std::clamp(static_cast<int64_t>(picked), int64_t{0}, in - 1);
-}
-
 // ONNX Resize, one axis at a time (nearest picks, linear blends two
 // neighbours; both are separable). Axes whose size does not change are left
 // as they are.
@@ -194,10 +166,7 @@ at::Tensor resize(const Op& op, at::Tensor x) {
     int64_t in = x.size(axis), size = out[static_cast<size_t>(axis)];
     if (in == size) continue;
     if (mode == ResizeMode::Nearest) {
-      std::vector<int64_t> index(static_cast<size_t>(size));
-      for (int64_t i = 0; i < size; ++i)
-        index[static_cast<size_t>(i)] = resize_nearest_index(nearest, resize_source_coordinate(coord, i, in, size), in);
-      x = x.index_select(axis, at::tensor(index, at::kLong));
+      x = x.index_select(axis, at::tensor(resize_nearest_indices(coord, nearest, in, size), at::kLong));
       continue;
     }
     std::vector<int64_t> low(static_cast<size_t>(size)), high(static_cast<size_t>(size));
