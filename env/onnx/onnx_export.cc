@@ -363,6 +363,16 @@ class Exporter {
     }
   }
 
+  // Conv's and ConvTranspose's window: the kernel from the weight's last two dims.
+  void set_window_attributes(onnx::NodeProto* n, const Op& op) {
+    const Shape& w = g_.info(op.inputs[1]).shape;
+    set_ints(n, "kernel_shape", {w[2], w[3]});
+    set_ints(n, "strides", op.attrs.get_ints(AttrKey::Strides, {1, 1}));
+    set_ints(n, "pads", op.attrs.get_ints(AttrKey::Pads, {0, 0, 0, 0}));
+    set_ints(n, "dilations", op.attrs.get_ints(AttrKey::Dilations, {1, 1}));
+    set_int(n, "group", op.attrs.get_int(AttrKey::Group, 1));
+  }
+
   // tf_half_pixel_for_nn left ONNX at opset 13; written at opset 17 a
   // nearest Resize in that mode is one Gather per resized axis, of the input
   // indices it samples (exact, and any runtime reads it).
@@ -405,13 +415,7 @@ class Exporter {
     switch (op.type) {
       case OpType::Conv: {
         if (spell_ && emit_conv_runs(id)) return;
-        onnx::NodeProto* n = main_node(id, "Conv");
-        const Shape& w = g_.info(op.inputs[1]).shape;
-        set_ints(n, "kernel_shape", {w[2], w[3]});
-        set_ints(n, "strides", at.get_ints(AttrKey::Strides, {1, 1}));
-        set_ints(n, "pads", at.get_ints(AttrKey::Pads, {0, 0, 0, 0}));
-        set_ints(n, "dilations", at.get_ints(AttrKey::Dilations, {1, 1}));
-        set_int(n, "group", at.get_int(AttrKey::Group, 1));
+        set_window_attributes(main_node(id, "Conv"), op);
         return;
       }
       case OpType::MatMul: main_node(id, spelling_.matmul_as_gemm.count(id) ? "Gemm" : "MatMul"); return;
@@ -595,13 +599,8 @@ class Exporter {
       }
       case OpType::ConvTranspose: {
         onnx::NodeProto* n = main_node(id, "ConvTranspose");
-        const Shape& w = g_.info(op.inputs[1]).shape;
-        set_ints(n, "kernel_shape", {w[2], w[3]});
-        set_ints(n, "strides", at.get_ints(AttrKey::Strides, {1, 1}));
-        set_ints(n, "pads", at.get_ints(AttrKey::Pads, {0, 0, 0, 0}));
-        set_ints(n, "dilations", at.get_ints(AttrKey::Dilations, {1, 1}));
+        set_window_attributes(n, op);
         set_ints(n, "output_padding", at.get_ints(AttrKey::OutputPadding, {0, 0}));
-        set_int(n, "group", at.get_int(AttrKey::Group, 1));
         return;
       }
       case OpType::ReduceMax:

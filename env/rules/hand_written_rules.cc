@@ -32,31 +32,44 @@ RuleWriter::AttrList conv_attrs(const ConvParams& p, AttrExpr activation) {
 
 // BatchNorm(Conv(x, k[, b])) -> Conv(x, k * s, (b - mean) * s + beta) with
 // s = gamma / sqrt(var + eps). The new weights are weight-only, so folded.
-Rule fold_conv_batchnorm(bool conv_bias) {
-  RuleWriter w(conv_bias ? "fold-conv-bias-batchnorm" : "fold-conv-batchnorm", kOrigin);
+// The same for ConvTranspose (decoders and FPN necks): its weight is
+// [c, o, kh, kw] (one group), so the scale runs along the weight's second axis.
+Rule fold_batchnorm(OpType conv_type, bool conv_bias) {
+  const bool transposed = conv_type == OpType::ConvTranspose;
+  const std::string kind = transposed ? "fold-conv-transpose" : "fold-conv";
+  RuleWriter w(kind + (conv_bias ? "-bias-batchnorm" : "-batchnorm"), kOrigin);
   DimTerm n = w.dim("n"), c = w.dim("c"), h = w.dim("h", DimDomain::Spatial), wd = w.dim("w", DimDomain::Spatial);
   DimTerm o = w.dim("o"), kh = w.dim("kh", DimDomain::Kernel), kw = w.dim("kw", DimDomain::Kernel);
   PatternRef x = w.var("x", {n, c, h, wd});
-  PatternRef k = w.weight("k", {o, c, kh, kw});
+  PatternRef k = w.weight("k", transposed ? std::vector<DimTerm>{c, o, kh, kw} : std::vector<DimTerm>{o, c, kh, kw});
   PatternRef cb = conv_bias ? w.weight("b", {o}) : PatternRef{};
   PatternRef gamma = w.weight("gamma", {o}), beta = w.weight("beta", {o}), mean = w.weight("mean", {o});
   PatternRef variance = w.weight("var", {o}, /*positive=*/true);
   ConvParams p = conv_params(w);
+  RuleWriter::AttrList attrs = conv_attrs(p, lit(int64_t{0}));
+  if (transposed)
+    attrs = {{AttrKey::Strides, par(p.strides)},
+             {AttrKey::Pads, par(p.pads)},
+             {AttrKey::Dilations, par(p.dilations)},
+             {AttrKey::OutputPadding, par(w.param("op", AttrKey::OutputPadding))},
+             {AttrKey::Group, lit(int64_t{1})}};
   int32_t eps = w.param("eps", AttrKey::Epsilon);
   std::vector<PatternRef> conv_in = {x, k};
   if (conv_bias) conv_in.push_back(cb);
-  PatternRef conv = w.source(OpType::Conv, conv_in, conv_attrs(p, lit(int64_t{0})));
+  PatternRef conv = w.source(conv_type, conv_in, attrs);
   PatternRef bn = w.source(OpType::BatchNorm, {conv, gamma, beta, mean, variance}, {{AttrKey::Epsilon, par(eps)}});
 
   PatternRef eps_tensor = w.target_constant(par(eps), {one()});
   PatternRef stddev = w.target(OpType::Sqrt, {w.target(OpType::Add, {variance, eps_tensor})});
   PatternRef scale = w.target(OpType::Div, {gamma, stddev});
-  PatternRef scale4 = w.target(OpType::Reshape, {scale}, {{AttrKey::Shape, AttrExpr::of_dims({o, one(), one(), one()})}});
+  const std::vector<DimTerm> scale_shape = transposed ? std::vector<DimTerm>{one(), o, one(), one()}
+                                                      : std::vector<DimTerm>{o, one(), one(), one()};
+  PatternRef scale4 = w.target(OpType::Reshape, {scale}, {{AttrKey::Shape, AttrExpr::of_dims(scale_shape)}});
   PatternRef k2 = w.target(OpType::Mul, {k, scale4});
   PatternRef shifted = conv_bias ? w.target(OpType::Sub, {cb, mean}) : PatternRef{};
   PatternRef b2 = conv_bias ? w.target(OpType::Add, {w.target(OpType::Mul, {shifted, scale}), beta})
                             : w.target(OpType::Sub, {beta, w.target(OpType::Mul, {mean, scale})});
-  PatternRef fused = w.target(OpType::Conv, {x, k2, b2}, conv_attrs(p, lit(int64_t{0})));
+  PatternRef fused = w.target(conv_type, {x, k2, b2}, attrs);
   w.output(bn, fused);
   return w.finish();
 }
@@ -102,38 +115,28 @@ Rule fuse_conv_activation(OpType act_type, Activation act, bool bias) {
   return w.finish();
 }
 
-// BatchNorm(ConvTranspose(x, k[, b])) -> ConvTranspose(x, k * s, (b - mean) * s + beta),
-// s = gamma / sqrt(var + eps). The weight is [c, o, kh, kw] (one group), so
-// the scale runs along its second axis. Decoders and FPN necks have this.
-Rule fold_conv_transpose_batchnorm(bool conv_bias) {
-  RuleWriter w(conv_bias ? "fold-conv-transpose-bias-batchnorm" : "fold-conv-transpose-batchnorm", kOrigin);
+// Add(Conv(x, k), b) with b [1, o, 1, 1] -> Conv(x, k, b as [o]): exporters
+// such as paddle2onnx write a conv's (and a transposed conv's) bias as a
+// separate Add, which hides the conv from BatchNorm folding and activation
+// fusion. One group; the conv's weight is [o, c, kh, kw], a transposed
+// conv's [c, o, kh, kw].
+Rule fold_add_into_conv_bias(OpType conv_type) {
+  const bool transposed = conv_type == OpType::ConvTranspose;
+  RuleWriter w(transposed ? "fold-add-into-conv-transpose-bias" : "fold-add-into-conv-bias", kOrigin);
   DimTerm n = w.dim("n"), c = w.dim("c"), h = w.dim("h", DimDomain::Spatial), wd = w.dim("w", DimDomain::Spatial);
   DimTerm o = w.dim("o"), kh = w.dim("kh", DimDomain::Kernel), kw = w.dim("kw", DimDomain::Kernel);
   PatternRef x = w.var("x", {n, c, h, wd});
-  PatternRef k = w.weight("k", {c, o, kh, kw});
-  PatternRef cb = conv_bias ? w.weight("b", {o}) : PatternRef{};
-  PatternRef gamma = w.weight("gamma", {o}), beta = w.weight("beta", {o}), mean = w.weight("mean", {o});
-  PatternRef variance = w.weight("var", {o}, /*positive=*/true);
+  PatternRef k = w.weight("k", transposed ? std::vector<DimTerm>{c, o, kh, kw} : std::vector<DimTerm>{o, c, kh, kw});
+  PatternRef b = w.weight("b", {one(), o, one(), one()});
   RuleWriter::AttrList attrs = {{AttrKey::Strides, par(w.param("s", AttrKey::Strides))},
                                 {AttrKey::Pads, par(w.param("p", AttrKey::Pads))},
                                 {AttrKey::Dilations, par(w.param("d", AttrKey::Dilations))},
-                                {AttrKey::OutputPadding, par(w.param("op", AttrKey::OutputPadding))},
-                                {AttrKey::Group, lit(int64_t{1})}};
-  int32_t eps = w.param("eps", AttrKey::Epsilon);
-  std::vector<PatternRef> conv_in = {x, k};
-  if (conv_bias) conv_in.push_back(cb);
-  PatternRef conv = w.source(OpType::ConvTranspose, conv_in, attrs);
-  PatternRef bn = w.source(OpType::BatchNorm, {conv, gamma, beta, mean, variance}, {{AttrKey::Epsilon, par(eps)}});
-
-  PatternRef eps_tensor = w.target_constant(par(eps), {one()});
-  PatternRef stddev = w.target(OpType::Sqrt, {w.target(OpType::Add, {variance, eps_tensor})});
-  PatternRef scale = w.target(OpType::Div, {gamma, stddev});
-  PatternRef scale4 = w.target(OpType::Reshape, {scale}, {{AttrKey::Shape, AttrExpr::of_dims({one(), o, one(), one()})}});
-  PatternRef k2 = w.target(OpType::Mul, {k, scale4});
-  PatternRef shifted = conv_bias ? w.target(OpType::Sub, {cb, mean}) : PatternRef{};
-  PatternRef b2 = conv_bias ? w.target(OpType::Add, {w.target(OpType::Mul, {shifted, scale}), beta})
-                            : w.target(OpType::Sub, {beta, w.target(OpType::Mul, {mean, scale})});
-  w.output(bn, w.target(OpType::ConvTranspose, {x, k2, b2}, attrs));
+                                {AttrKey::Activation, lit(int64_t{0})}};
+  if (transposed) attrs.push_back({AttrKey::OutputPadding, par(w.param("op", AttrKey::OutputPadding))});
+  PatternRef conv = w.source(conv_type, {x, k}, attrs);
+  PatternRef added = w.source(OpType::Add, {conv, b});
+  PatternRef bias = w.target(OpType::Reshape, {b}, {{AttrKey::Shape, AttrExpr::of_dims({o})}});
+  w.output(added, w.target(conv_type, {x, k, bias}, attrs));
   return w.finish();
 }
 
@@ -334,8 +337,8 @@ Rule cancel_concat_split(int rank) {
 
 std::vector<Rule> hand_written_rules() {
   std::vector<Rule> rules;
-  rules.push_back(fold_conv_batchnorm(false));
-  rules.push_back(fold_conv_batchnorm(true));
+  rules.push_back(fold_batchnorm(OpType::Conv, false));
+  rules.push_back(fold_batchnorm(OpType::Conv, true));
   for (const auto& [type, act] : kActivations) {
     rules.push_back(fuse_conv_activation(type, act, false));
     rules.push_back(fuse_conv_activation(type, act, true));
@@ -346,8 +349,10 @@ std::vector<Rule> hand_written_rules() {
     rules.push_back(fuse_conv_activation(type, act, false));
     rules.push_back(fuse_conv_activation(type, act, true));
   }
-  rules.push_back(fold_conv_transpose_batchnorm(false));
-  rules.push_back(fold_conv_transpose_batchnorm(true));
+  rules.push_back(fold_batchnorm(OpType::ConvTranspose, false));
+  rules.push_back(fold_batchnorm(OpType::ConvTranspose, true));
+  rules.push_back(fold_add_into_conv_bias(OpType::Conv));
+  rules.push_back(fold_add_into_conv_bias(OpType::ConvTranspose));
   for (bool enlarge : {false, true})
     for (bool bias : {false, true}) rules.push_back(merge_parallel_convs(bias, enlarge));
   rules.push_back(merge_parallel_matmuls(2));
