@@ -9,6 +9,7 @@
 //    none fused): a real, equivalence-keeping rewrite of the kind rules make.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -32,10 +33,10 @@ struct Rewrite {
   std::vector<OpId> changed;
 };
 
-Attributes without(const Attributes& attrs, AttrKey drop) {
+Attributes without(const Attributes& attrs, std::initializer_list<AttrKey> drop) {
   Attributes out;
   for (const auto& [key, value] : attrs.items())
-    if (key != drop) out.set(key, value);
+    if (std::find(drop.begin(), drop.end(), key) == drop.end()) out.set(key, value);
   return out;
 }
 
@@ -61,8 +62,7 @@ Rewrite split_activation(Graph& g, OpId conv) {
     case Activation::Tanh:
     case Activation::None: break;
   }
-  Attributes conv_attrs =
-      without(without(without(copy.attrs, AttrKey::Activation), AttrKey::ActivationAlpha), AttrKey::ActivationBeta);
+  Attributes conv_attrs = without(copy.attrs, {AttrKey::Activation, AttrKey::ActivationAlpha, AttrKey::ActivationBeta});
   OpId plain = g.add_op(OpType::Conv, copy.name + "_plain", conv_attrs, copy.inputs, copy.outputs);
   OpId activation = g.add_op(act_type, copy.name + "_act", act_attrs, {{plain, 0}}, copy.outputs);
   Rewrite r{{conv}, g.replace_uses({conv, 0}, {activation, 0})};

@@ -122,8 +122,9 @@ ModelEvaluation evaluate_model(const LoadedModel& model, const RuleMatcher& matc
     if (options.onnxruntime) {
       const std::string optimized_file = scratch.file(row.method);
       write_onnx_bytes(bytes, optimized_file);
-      row.onnxruntime_difference = compare_onnxruntime_outputs(original_file, optimized_file, options.seed + 1,
-                                                                onnxruntime_input_shapes(model.graph));
+      const std::string input_shapes = onnxruntime_input_shapes(model.graph);
+      row.onnxruntime_difference =
+          compare_onnxruntime_outputs(original_file, optimized_file, options.seed + 1, input_shapes);
       if (!(row.onnxruntime_difference->max_rel_err <= options.tolerance))
         throw Error(what + " does not compute what the original computes in onnxruntime (max relative error " +
                     format_error(row.onnxruntime_difference->max_rel_err) + " > tolerance " +
@@ -137,7 +138,7 @@ ModelEvaluation evaluate_model(const LoadedModel& model, const RuleMatcher& matc
         timing.rounds = options.latency_rounds;
         timing.threads = options.threads;
         timing.opt_level = level;
-        timing.input_shapes = onnxruntime_input_shapes(model.graph);
+        timing.input_shapes = input_shapes;
         (std::string(level) == "all" ? row.onnxruntime_all : row.onnxruntime_disabled) =
             compare_onnxruntime_latency(original_file, optimized_file, timing);
       }

@@ -121,14 +121,13 @@ void convert_gemm(ImportContext& ctx, const Node& node) {
 
 void convert_clip(ImportContext& ctx, const Node& node) {
   Attributes attrs;
-  if (ctx.opset < 11) {  // min and max were attributes, unbounded when absent
-    NodeAttrs a = attrs_of(ctx, node);
-    if (a.has("min")) attrs.set(AttrKey::Min, static_cast<double>(a.get_float("min", 0)));
-    if (a.has("max")) attrs.set(AttrKey::Max, static_cast<double>(a.get_float("max", 0)));
-    bind(ctx, node, ctx.emit(node, OpType::Clip, {ctx.input(node, 0)}, attrs));
-    return;
-  }
   auto bound = [&](int index, AttrKey key) {
+    if (ctx.opset < 11) {  // min and max were attributes, unbounded when absent
+      NodeAttrs a = attrs_of(ctx, node);
+      const char* name = index == 1 ? "min" : "max";
+      if (a.has(name)) attrs.set(key, static_cast<double>(a.get_float(name, 0)));
+      return;
+    }
     if (!ctx.has_input(node, index)) return;
     auto value = ctx.constant(node, index, index == 1 ? "min" : "max");
     if (value->numel() != 1) throw ImportError(ctx.where(node) + ": min and max must be scalars");

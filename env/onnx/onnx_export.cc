@@ -219,6 +219,15 @@ class Exporter {
     return n;
   }
 
+  // A node of a multi-node spelling (Gelu, Mish, Gathers): named after the op.
+  onnx::NodeProto* node(const std::string& type, const std::string& name, const std::vector<std::string>& inputs,
+                        const std::string& output) {
+    onnx::NodeProto* n = node(type, name);
+    for (const std::string& input : inputs) n->add_input(input);
+    n->add_output(output);
+    return n;
+  }
+
   static void set_ints(onnx::NodeProto* n, const char* name, const std::vector<int64_t>& values) {
     auto* a = n->add_attribute();
     a->set_name(name);
@@ -388,14 +397,14 @@ class Exporter {
     if (axes.empty()) axes.push_back(0);  // same size: still one node, so the output gets its name
     for (size_t k = 0; k < axes.size(); ++k) {
       const size_t axis = axes[k];
-      onnx::NodeProto* n = node("Gather", op.name + "/Gather" + std::to_string(axis));
-      n->add_input(current);
-      n->add_input(int_initializer(op.name + "/indices" + std::to_string(axis),
-                                   resize_nearest_indices(ResizeCoordinateMode::TfHalfPixelForNearest, nearest,
-                                                          in[axis], out[axis])));
-      current = k + 1 == axes.size() ? names_[id][0] : unique(op.name + "/resized" + std::to_string(axis), 0, 1);
-      n->add_output(current);
-      set_int(n, "axis", static_cast<int64_t>(axis));
+      const std::string indices =
+          int_initializer(op.name + "/indices" + std::to_string(axis),
+                          resize_nearest_indices(ResizeCoordinateMode::TfHalfPixelForNearest, nearest, in[axis], out[axis]));
+      const std::string resized =
+          k + 1 == axes.size() ? names_[id][0] : unique(op.name + "/resized" + std::to_string(axis), 0, 1);
+      set_int(node("Gather", op.name + "/Gather" + std::to_string(axis), {current, indices}, resized), "axis",
+              static_cast<int64_t>(axis));
+      current = resized;
     }
   }
 
@@ -451,19 +460,11 @@ class Exporter {
         std::string x = input_name(op.inputs[0]);
         std::string scaled = unique(op.name + "/scaled", 0, 1), erf = unique(op.name + "/erf", 0, 1);
         std::string plus = unique(op.name + "/plus_one", 0, 1), times = unique(op.name + "/times_x", 0, 1);
-        auto binary = [&](const char* type, const std::string& a, const std::string& b, const std::string& o) {
-          onnx::NodeProto* n = node(type, op.name + "/" + type);
-          n->add_input(a);
-          n->add_input(b);
-          n->add_output(o);
-        };
-        binary("Div", x, float_scalar(op.name + "/sqrt2", static_cast<float>(std::sqrt(2.0))), scaled);
-        onnx::NodeProto* e = node("Erf", op.name + "/Erf");
-        e->add_input(scaled);
-        e->add_output(erf);
-        binary("Add", erf, float_scalar(op.name + "/one", 1.0f), plus);
-        binary("Mul", x, plus, times);
-        binary("Mul", times, float_scalar(op.name + "/half", 0.5f), names_[id][0]);
+        node("Div", op.name + "/Div", {x, float_scalar(op.name + "/sqrt2", static_cast<float>(std::sqrt(2.0)))}, scaled);
+        node("Erf", op.name + "/Erf", {scaled}, erf);
+        node("Add", op.name + "/Add", {erf, float_scalar(op.name + "/one", 1.0f)}, plus);
+        node("Mul", op.name + "/Mul", {x, plus}, times);
+        node("Mul", op.name + "/Mul", {times, float_scalar(op.name + "/half", 0.5f)}, names_[id][0]);
         return;
       }
       case OpType::Softmax: set_int(main_node(id, "Softmax"), "axis", at.get_int(AttrKey::Axis, -1)); return;
@@ -569,16 +570,9 @@ class Exporter {
         // Mish(x) = x * tanh(softplus(x)); ONNX has no Mish before opset 18.
         std::string x = input_name(op.inputs[0]);
         std::string soft = unique(op.name + "/softplus", 0, 1), tanh = unique(op.name + "/tanh", 0, 1);
-        onnx::NodeProto* sp = node("Softplus", op.name + "/Softplus");
-        sp->add_input(x);
-        sp->add_output(soft);
-        onnx::NodeProto* th = node("Tanh", op.name + "/Tanh");
-        th->add_input(soft);
-        th->add_output(tanh);
-        onnx::NodeProto* mul = node("Mul", op.name + "/Mul");
-        mul->add_input(x);
-        mul->add_input(tanh);
-        mul->add_output(names_[id][0]);
+        node("Softplus", op.name + "/Softplus", {x}, soft);
+        node("Tanh", op.name + "/Tanh", {soft}, tanh);
+        node("Mul", op.name + "/Mul", {x, tanh}, names_[id][0]);
         return;
       }
       case OpType::Resize: {

@@ -351,20 +351,11 @@ std::vector<TensorInfo> infer_outputs(OpType t, const Attributes& attrs, const s
         return {{DType::Float32, out}};
       }
     case OpType::ReduceMean:
-    case OpType::ReduceSum: {
+    case OpType::ReduceSum:
+    case OpType::ReduceMax:
+    case OpType::ReduceMin:
       if (t == OpType::ReduceMean) require_float(t, name, in);
-      std::vector<int64_t> axes = normalized_axes(attrs.get_ints(AttrKey::Axes), in[0].rank(), t, name);
-      if (axes.empty())
-        for (int64_t a = 0; a < in[0].rank(); ++a) axes.push_back(a);
-      bool keep = attrs.get_int(AttrKey::KeepDims, 1) != 0;
-      Shape out;
-      for (int64_t a = 0; a < in[0].rank(); ++a) {
-        bool reduced = std::find(axes.begin(), axes.end(), a) != axes.end();
-        if (!reduced) out.push_back(in[0].shape[a]);
-        else if (keep) out.push_back(1);
-      }
-      return {{in[0].dtype, out}};
-    }
+      return {{in[0].dtype, reduced_shape(t, attrs, in[0], name)}};
     case OpType::Concat: {
       int64_t axis = normalize_axis(attrs.require_int(AttrKey::Axis), in[0].rank(), what);
       Shape out = in[0].shape;
@@ -506,9 +497,6 @@ std::vector<TensorInfo> infer_outputs(OpType t, const Attributes& attrs, const s
       return {infer_resize(attrs, in[0], name)};
     case OpType::ConvTranspose:
       return {infer_conv_transpose(attrs, in, name)};
-    case OpType::ReduceMax:
-    case OpType::ReduceMin:
-      return {{in[0].dtype, reduced_shape(t, attrs, in[0], name)}};
     case OpType::Max:
     case OpType::Min:
     case OpType::Mean: {

@@ -73,8 +73,9 @@ async function main() {
   const ort = loadOrt();
   const sessionA = await createSession(ort, opts.a, { threads, opt, spinning: false });
   const sessionB = await createSession(ort, opts.b, { threads, opt, spinning: false });
-  const inputsA = staticInputs(sessionA, opts.a, parseInputShapes(opts['input-shapes']));
-  sameInputs(inputsA, staticInputs(sessionB, opts.b, parseInputShapes(opts['input-shapes'])), opts.a, opts.b);
+  const givenShapes = parseInputShapes(opts['input-shapes']);
+  const inputsA = staticInputs(sessionA, opts.a, givenShapes);
+  sameInputs(inputsA, staticInputs(sessionB, opts.b, givenShapes), opts.a, opts.b);
   const feeds = randomInputs(ort, inputsA, makeRng(seed), opts.a);
 
   await timeRuns(sessionA, feeds, warmup);

@@ -102,14 +102,15 @@ async function main() {
 
   const ort = loadOrt();
   const sa = await createSession(ort, pathA, { threads, opt: 'disabled' });
-  const inputsA = staticInputs(sa, pathA, parseInputShapes(opts['input-shapes']));
+  const givenShapes = parseInputShapes(opts['input-shapes']);
+  const inputsA = staticInputs(sa, pathA, givenShapes);
   const feeds = randomInputs(ort, inputsA, makeRng(seed), pathA);
   const outA = await run(sa, feeds, pathA);
 
   const results = [];
   for (const pathB of pathsB) {
     const sb = await createSession(ort, pathB, { threads, opt: 'disabled' });
-    checkSameInputs(inputsA, staticInputs(sb, pathB, parseInputShapes(opts['input-shapes'])), pathA, pathB);
+    checkSameInputs(inputsA, staticInputs(sb, pathB, givenShapes), pathA, pathB);
     if (sa.outputNames.length !== sb.outputNames.length) {
       throw new ToolError(
         `${pathA} has ${sa.outputNames.length} output(s), ${pathB} has ${sb.outputNames.length}`, EXIT_USAGE);
