@@ -251,6 +251,7 @@ int agent(const CliArgs& args) {
   options.verify_dream_plans = !args.flag("--no-plan-checks");
   options.dream_updates = static_cast<int32_t>(args.int_value("--dream-updates", options.dream_updates));
   options.tau = args.double_value("--tau", options.tau);
+  options.step_cost = args.double_value("--step-cost", options.step_cost);
   options.seed = static_cast<uint64_t>(args.int_value("--seed", 0));
   options.model.hidden = args.int_value("--hidden", options.model.hidden);
   const std::string out_dir = args.value_or("--output", "");
@@ -367,6 +368,7 @@ Subcommand worldmodel_command() {
                {"--max-steps", "", "N", "agent: episode horizon (default 200)"},
                {"--rounds", "", "N", "agent: rounds (default 6)"},
                {"--random-episodes", "", "N", "agent: random episodes per graph first (default 4)"},
+               {"--step-cost", "", "PP", "agent: what each rewrite costs the controller in the dream (default 0.01)"},
                {"--episodes-per-round", "", "N", "agent: controller episodes per graph per round (default 1)"},
                {"--no-plan-checks", "", "", "agent: do not play the dream's greedy plan in the real graphs each round"},
                {"--dream-updates", "", "N", "agent: PPO updates in the dream per round (default 60)"},

@@ -70,6 +70,7 @@ DreamEnv::DreamEnv(const WorldModel& model, const torch::Tensor& starts, DreamOp
   mask_ = torch::zeros({b, v + 1}, on.dtype(torch::kBool));
   locations_ = torch::zeros({b, v}, on);
   counts_ = torch::zeros({b, v}, on);
+  applied_ = torch::zeros({b, v}, on);
   steps_ = torch::zeros({b}, on.dtype(torch::kInt64));
   returns_ = torch::zeros({b}, on);
   start_ = torch::zeros({b}, on.dtype(torch::kInt64));
@@ -88,6 +89,7 @@ void DreamEnv::restart(const torch::Tensor& rows) {
   mask_.index_put_({index}, start_mask_.index_select(0, picks));
   locations_.index_put_({index}, start_locations_.index_select(0, picks));
   counts_.index_put_({index}, WorldModel::Impl::location_counts(start_locations_.index_select(0, picks)));
+  applied_.index_put_({index}, torch::zeros({n, applied_.size(1)}, torch::TensorOptions(device_)));
   h_.index_put_({index}, torch::zeros({n, h_.size(1)}, torch::TensorOptions(device_)));
   c_.index_put_({index}, torch::zeros({n, c_.size(1)}, torch::TensorOptions(device_)));
   steps_.index_put_({index}, 0);
@@ -138,9 +140,16 @@ DreamStepResult DreamEnv::step(const torch::Tensor& actions) {
   // step would swallow a change predicted as -0.4 for ever); a rule is
   // offered only where the mask head and its count agree, and with nothing
   // left to apply the episode ends, as a real one does ("no-match").
+  // Nor is a rule applied in one episode more often than any real episode
+  // applied it.
   const torch::Tensor counts = (counts_ + change).clamp_min(0.0);
   mask_ = out.mask_logits.squeeze(0) > 0;
   mask_.narrow(1, 0, v).logical_and_(counts >= 0.5);
+  if (v > 0) {
+    const torch::Tensor rule = a.clamp_max(v - 1).unsqueeze(1);
+    applied_.scatter_add_(1, rule, (a < v).to(torch::kFloat).unsqueeze(1));
+    if (model_->applications_max.defined()) mask_.narrow(1, 0, v).logical_and_(applied_ < model_->applications_max);
+  }
   mask_.select(1, v).fill_(true);
   counts_ = counts * mask_.narrow(1, 0, v);
   locations_ = WorldModel::Impl::scaled_locations(counts_);

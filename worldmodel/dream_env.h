@@ -71,6 +71,7 @@ class DreamEnv {
   int64_t next_start_ = 0;
   torch::Tensor z_, h_, c_, mask_, steps_, returns_, start_;
   torch::Tensor counts_;     // [B, V]: predicted location counts (fractional)
+  torch::Tensor applied_;    // [B, V]: times each rule was applied in the row's episode
   torch::Tensor locations_;  // [B, V]: log(1 + counts) / 4, the rnn's input
 };
 

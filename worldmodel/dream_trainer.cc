@@ -71,7 +71,8 @@ DreamBatch collect_dream_batch(DreamEnv& env, DreamController& controller, int32
 }
 
 DreamUpdateReport learn_from_dream_batch(DreamController& controller, torch::optim::Optimizer& optimizer,
-                                         const DreamBatch& batch, const PpoOptions& ppo, std::mt19937_64& rng) {
+                                         const DreamBatch& batch, const PpoOptions& ppo, double step_cost,
+                                         std::mt19937_64& rng) {
   const auto start = std::chrono::steady_clock::now();
   const int64_t t_len = batch.steps, b = batch.rows, n = t_len * b;
   DreamUpdateReport report;
@@ -80,7 +81,9 @@ DreamUpdateReport learn_from_dream_batch(DreamController& controller, torch::opt
   report.mean_return = batch.episodes > 0 ? batch.return_sum / static_cast<double>(batch.episodes) : 0.0;
 
   // GAE per row, with the learner's estimator.
-  const torch::Tensor reward = batch.reward.to(torch::kFloat).contiguous(), value = batch.value.to(torch::kFloat).contiguous();
+  const int64_t noop = batch.mask.size(1) - 1;
+  const torch::Tensor reward = (batch.reward.to(torch::kFloat) - step_cost * (batch.action != noop).to(torch::kFloat)).contiguous();
+  const torch::Tensor value = batch.value.to(torch::kFloat).contiguous();
   const torch::Tensor done = batch.done.to(torch::kUInt8).contiguous(), boot = batch.bootstrap.to(torch::kFloat).contiguous();
   std::vector<float> adv_all(static_cast<size_t>(n)), ret_all(adv_all.size());
   const float* rp = reward.data_ptr<float>();
@@ -146,7 +149,7 @@ DreamUpdateReport learn_from_dream_batch(DreamController& controller, torch::opt
 DreamUpdateReport DreamTrainer::update() {
   const auto start = std::chrono::steady_clock::now();
   const DreamBatch batch = collect_dream_batch(env_, controller_, options_.horizon, generator_);
-  DreamUpdateReport report = learn_from_dream_batch(controller_, *optimizer_, batch, options_.ppo, rng_);
+  DreamUpdateReport report = learn_from_dream_batch(controller_, *optimizer_, batch, options_.ppo, options_.step_cost, rng_);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

@@ -19,6 +19,12 @@ struct DreamTrainingOptions {
   DreamOptions dream;
   int32_t horizon = 16;  // steps per row per update
   PpoOptions ppo;
+  // What each rewrite costs the controller in the dream (percentage points;
+  // NO-OP is free). Rules that change nothing otherwise tie with NO-OP, so a
+  // controller never learns to stop and every real episode it plays runs to
+  // max_steps: real steps that buy nothing. Predicted reductions are
+  // reported without it.
+  double step_cost = 0.0;
 };
 
 struct DreamUpdateReport {
@@ -48,11 +54,13 @@ struct DreamBatch {
 // `horizon` steps of every row of `env`, actions sampled from the controller.
 DreamBatch collect_dream_batch(DreamEnv& env, DreamController& controller, int32_t horizon, torch::Generator& generator);
 
-// PPO's epochs over one batch (GAE per row with the learner's estimator).
+// PPO's epochs over one batch (GAE per row with the learner's estimator),
+// each rewrite's reward lowered by `step_cost` (DreamTrainingOptions).
 // Fills the report's losses; dream_steps, episodes and mean_return come
 // from the batch.
 DreamUpdateReport learn_from_dream_batch(DreamController& controller, torch::optim::Optimizer& optimizer,
-                                         const DreamBatch& batch, const PpoOptions& ppo, std::mt19937_64& rng);
+                                         const DreamBatch& batch, const PpoOptions& ppo, double step_cost,
+                                         std::mt19937_64& rng);
 
 class DreamTrainer {
  public:

@@ -18,6 +18,7 @@ ModelBasedOptions model_based_options_from(const Config& config) {
   o.dream_batch = config.get_int("model_based.dream_rows");
   o.dream_horizon = int32("model_based.dream_horizon");
   o.tau = config.get_double("model_based.tau");
+  o.step_cost = config.get_double("model_based.step_cost");
   o.model.latent_dim = config.get_int("model_based.latent_dim");
   o.model.hidden = config.get_int("model_based.hidden");
   o.model.components = config.get_int("model_based.components");

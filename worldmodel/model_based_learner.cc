@@ -109,7 +109,8 @@ class ModelBasedLearner final : public LearnerExtension {
         if (dreams_.empty()) return false;
         const DreamBatch batch = std::move(dreams_.front());
         dreams_.pop_front();
-        const DreamUpdateReport r = learn_from_dream_batch(controller_, *optimizer_, batch, options_.agent.ppo, rng_);
+        const DreamUpdateReport r = learn_from_dream_batch(controller_, *optimizer_, batch, options_.agent.ppo,
+                                                           options_.agent.step_cost, rng_);
         controller_bytes_ = controller_to_bytes(controller_);
         ++dream_updates_;
         dream_steps_ += r.dream_steps;

@@ -72,6 +72,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
       dream.dream.seed = options.seed;
       dream.horizon = options.dream_horizon;
       dream.ppo = options.ppo;
+      dream.step_cost = options.step_cost;
       trainer = std::make_unique<DreamTrainer>(*result.model, controller, result.model->impl().starts, dream);
     }
     ModelBasedRound report;

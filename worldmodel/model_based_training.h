@@ -46,6 +46,7 @@ struct ModelBasedOptions {
   int64_t dream_batch = 256;
   int32_t dream_horizon = 16;
   double tau = 1.0;
+  double step_cost = 0.01;  // DreamTrainingOptions::step_cost
   PpoOptions ppo;
   uint64_t seed = 0;
 };

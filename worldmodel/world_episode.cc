@@ -36,7 +36,11 @@ WorldStep world_step_from(const Observation& observation, Action action, double 
   for (int32_t x = 0; x < observation.num_xfers; ++x) {
     if (!observation.xfer_mask[x]) continue;
     step.allowed.push_back(x);
-    step.locations.push_back(observation.location_count(x));
+    // All the matches where the observation has them: a count capped at
+    // max_locations would stay flat while a rule is used up.
+    step.locations.push_back(observation.match_count.size() == static_cast<size_t>(observation.num_xfers)
+                                 ? observation.match_count[static_cast<size_t>(x)]
+                                 : observation.location_count(x));
   }
   step.xfer = action.xfer;
   step.location = action.location;

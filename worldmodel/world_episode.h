@@ -34,7 +34,7 @@ std::vector<float> summarize_observation(const Observation& observation);
 struct WorldStep {
   std::vector<float> summary;       // [kSummaryDim]
   std::vector<int32_t> allowed;     // xfers allowed before the step, ascending, NO-OP excluded
-  std::vector<int32_t> locations;   // location count of each allowed xfer
+  std::vector<int32_t> locations;   // matches of each allowed xfer (all, not capped at max_locations)
   int32_t xfer = 0, location = 0;   // the action (xfer == num_xfers: NO-OP)
   float reward = 0;
   bool done = false;

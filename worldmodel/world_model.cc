@@ -20,7 +20,7 @@ namespace {
 static_assert(WorldModelHeadLosses::kRewardWeight == MdnRnnLosses::kRewardWeight);
 
 constexpr const char* kWorldModelKind = "world-model";
-constexpr int64_t kWorldModelFormat = 2;  // 2: the data's support (self_change_max, reward_max)
+constexpr int64_t kWorldModelFormat = 3;  // 2: the data's support (self_change_max, reward_max); 3: applications_max
 // The summary's weight in the encoder's reconstruction loss: its entries
 // are small fractions, and the cost ratio among them is what rewards follow.
 constexpr double kSummaryWeight = 10.0;
@@ -197,22 +197,30 @@ void WorldModel::Impl::set_support(const std::vector<WorldEpisode>& episodes) {
   const int32_t v = vocabulary.size();
   constexpr float kUnseen = -std::numeric_limits<float>::infinity();
   std::vector<float> change(static_cast<size_t>(v), kUnseen), reward(static_cast<size_t>(v) + 1, kUnseen);
+  std::vector<float> applications(static_cast<size_t>(v), 1.0f);
   auto count_of = [](const WorldStep& step, int32_t xfer) {
     const auto it = std::lower_bound(step.allowed.begin(), step.allowed.end(), xfer);
     return it != step.allowed.end() && *it == xfer ? static_cast<float>(step.locations[static_cast<size_t>(it - step.allowed.begin())])
                                                    : 0.0f;
   };
-  for (const WorldEpisode& e : episodes)
+  for (const WorldEpisode& e : episodes) {
+    std::vector<float> applied(static_cast<size_t>(v), 0.0f);
     for (size_t t = 0; t < e.steps.size(); ++t) {
       const WorldStep& step = e.steps[t];
       const int32_t index = vocabulary.index_of(step.xfer);
       if (index < 0) continue;
+      if (index < v) {
+        float& a = applied[static_cast<size_t>(index)];
+        a += 1.0f;
+        applications[static_cast<size_t>(index)] = std::max(applications[static_cast<size_t>(index)], a);
+      }
       float& r = reward[static_cast<size_t>(index)];
       r = std::max(r, step.reward);
       if (index == v || t + 1 >= e.steps.size()) continue;
       float& c = change[static_cast<size_t>(index)];
       c = std::max(c, count_of(e.steps[t + 1], step.xfer) - count_of(step, step.xfer));
     }
+  }
   for (float& c : change)
     if (c == kUnseen) c = -1.0f;
   for (float& r : reward)
@@ -220,6 +228,7 @@ void WorldModel::Impl::set_support(const std::vector<WorldEpisode>& episodes) {
   reward.back() = 0.0f;  // NO-OP
   self_change_max = torch::tensor(change);
   reward_max = torch::tensor(reward);
+  applications_max = torch::tensor(applications);
 }
 
 EpisodeBatch WorldModel::Impl::batch(const std::vector<const WorldEpisode*>& episodes) const {
@@ -498,6 +507,7 @@ std::string WorldModel::to_bytes() const {
   archive.write("starts", m.starts.defined() ? m.starts : torch::zeros({0, m.encoder_input_dim()}));
   archive.write("self_change_max", m.self_change_max.defined() ? m.self_change_max : torch::zeros({0}));
   archive.write("reward_max", m.reward_max.defined() ? m.reward_max : torch::zeros({0}));
+  archive.write("applications_max", m.applications_max.defined() ? m.applications_max : torch::zeros({0}));
   torch::serialize::OutputArchive encoder, rnn;
   m.encoder->save(encoder);
   m.rnn->save(rnn);
@@ -542,13 +552,17 @@ WorldModel WorldModel::from_bytes(const std::string& payload, const std::string&
     throw FormatError(path + ": world model starts have the wrong shape");
   if (starts.size(0) > 0) impl->starts = starts;
   const torch::Tensor change = read_tensor(archive, "self_change_max", path), reward = read_tensor(archive, "reward_max", path);
+  const torch::Tensor applications = read_tensor(archive, "applications_max", path);
   const int64_t rules = impl->vocabulary.size();
-  if (change.numel() > 0 || reward.numel() > 0) {
+  if (change.numel() > 0 || reward.numel() > 0 || applications.numel() > 0) {
     if (change.dim() != 1 || change.size(0) != rules || reward.dim() != 1 || reward.size(0) != rules + 1 ||
-        !torch::isfinite(change).all().item<bool>() || !torch::isfinite(reward).all().item<bool>())
+        applications.dim() != 1 || applications.size(0) != rules || !torch::isfinite(change).all().item<bool>() ||
+        !torch::isfinite(reward).all().item<bool>() || !torch::isfinite(applications).all().item<bool>() ||
+        (applications < 1).any().item<bool>())
       throw FormatError(path + ": the world model's data support has the wrong shape or is not finite");
     impl->self_change_max = change.to(torch::kFloat);
     impl->reward_max = reward.to(torch::kFloat);
+    impl->applications_max = applications.to(torch::kFloat);
   }
   try {
     torch::serialize::InputArchive encoder, rnn;

@@ -64,7 +64,7 @@ struct WorldModel::Impl {
   void to_device(const torch::Device& device) {
     encoder->to(device);
     rnn->to(device);
-    for (torch::Tensor* t : {&starts, &self_change_max, &reward_max})
+    for (torch::Tensor* t : {&starts, &self_change_max, &reward_max, &applications_max})
       if (t->defined()) *t = t->to(device);
   }
   torch::Device device() { return rnn->parameters().front().device(); }
@@ -91,9 +91,13 @@ struct WorldModel::Impl {
   // backed): per vocabulary rule, the largest change of its own location
   // count seen when it was applied ([V]; -1 for a rule never applied: each
   // application takes a match), and the largest reward seen for each action
-  // ([V + 1]; 0 for one never taken). Undefined: no clamps. Saved with the
-  // model.
-  torch::Tensor self_change_max, reward_max;
+  // ([V + 1]; 0 for one never taken), and the most times each rule was
+  // applied in one real episode ([V]; 1 for a rule never applied). A rule
+  // whose matches the real graph hands back for a while and then runs out
+  // shows no change in its own count until the end, so the count clamp
+  // alone lets the dream offer it for ever. Undefined: no clamps. Saved
+  // with the model.
+  torch::Tensor self_change_max, reward_max, applications_max;
   void set_support(const std::vector<WorldEpisode>& episodes);
   EpisodeBatch batch(const std::vector<const WorldEpisode*>& episodes) const;
   // The MDN-RNN's per-step input beside z: the mask [.., V] (first, see

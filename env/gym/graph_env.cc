@@ -197,6 +197,7 @@ void GraphEnv::refresh_masks(bool all_rows) {
     match_count_.assign(n, 0);
   }
   allowed_xfers_ = done_ ? 0 : allowed;
+  o.match_count = match_count_;
 }
 
 void GraphEnv::refresh_graph_tuple() {

@@ -49,6 +49,11 @@ struct Observation {
   std::vector<int32_t> location_begin;  // [N + 1]
   std::vector<int32_t> node_begin;      // [locations + 1]
   std::vector<int32_t> match_nodes;
+  // How many matches each xfer has in all [N]: location_count caps it at
+  // max_locations, which hides how a rule with more matches than that is
+  // used up (a world model predicting when it runs out needs it). Empty in
+  // compact copies.
+  std::vector<int32_t> match_count;
 
   int32_t location_count(int32_t xfer) const { return location_begin[xfer + 1] - location_begin[xfer]; }
   // The nodes matched by (xfer, location); empty if it is not allowed.
