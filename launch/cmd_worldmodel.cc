@@ -247,6 +247,7 @@ int agent(const CliArgs& args) {
   ModelBasedOptions options;
   options.rounds = static_cast<int32_t>(args.int_value("--rounds", options.rounds));
   options.random_episodes = static_cast<int32_t>(args.int_value("--random-episodes", options.random_episodes));
+  options.random_steps = static_cast<int32_t>(args.int_value("--random-steps", options.random_steps));
   options.episodes_per_round = static_cast<int32_t>(args.int_value("--episodes-per-round", options.episodes_per_round));
   options.verify_dream_plans = !args.flag("--no-plan-checks");
   options.dream_updates = static_cast<int32_t>(args.int_value("--dream-updates", options.dream_updates));
@@ -368,6 +369,7 @@ Subcommand worldmodel_command() {
                {"--max-steps", "", "N", "agent: episode horizon (default 200)"},
                {"--rounds", "", "N", "agent: rounds (default 6)"},
                {"--random-episodes", "", "N", "agent: random episodes per graph first (default 4)"},
+               {"--random-steps", "", "N", "agent: rewrites per random episode before it stops (default 100; 0: no limit)"},
                {"--step-cost", "", "PP", "agent: what each rewrite costs the controller in the dream (default 0.01)"},
                {"--episodes-per-round", "", "N", "agent: controller episodes per graph per round (default 1)"},
                {"--no-plan-checks", "", "", "agent: do not play the dream's greedy plan in the real graphs each round"},

@@ -56,6 +56,8 @@ const ConfigSchema& training_config_schema() {
     s.add_int("model_based.dream_actors", 1, 1, 4096, "dream actor processes the single-node launcher starts");
     s.add_int("model_based.rounds", 6, 1, 100000, "rounds of (world model, dream training, real episodes)");
     s.add_int("model_based.random_episodes", 4, 1, 100000, "random real episodes per graph before the first world model");
+    s.add_int("model_based.random_steps", 100, 0, 1000000,
+              "rewrites a random episode takes before it stops (0: until no rule applies or env.max_steps)");
     s.add_int("model_based.episodes_per_round", 1, 0, 100000,
               "sampled controller episodes per graph and round, besides one greedy one (none in the last round)");
     s.add_double("model_based.explore", 0.1, 0.0, 1.0, "chance of a random allowed rule in sampled real episodes");

@@ -119,7 +119,7 @@ class RealModelBasedWork final : public ActorWork {
       stopped = stopped || stop_now();
     };
     if (!models_.model) {
-      episode_by(random_first_location_chooser(0.0), env, seed, record);
+      episode_by(random_first_location_chooser(0.0, schedule_.random_steps), env, seed, record);
     } else if (plan_episode) {
       episode_by(plan_chooser(schedule_.plans[static_cast<size_t>(plan)]), env, seed,
                  [&](Observation before, Action action, float, float, const StepResult& r) {
@@ -140,14 +140,14 @@ class RealModelBasedWork final : public ActorWork {
   int32_t episode_index() const { return options_.actor_index + next_share_ * options_.real_actors; }
 
   // An episode whose actions `choose` picks: random ones before the first
-  // world model (a uniformly random allowed rule, never NO-OP while one
-  // applies, so the episodes reach the depths a trained controller goes
-  // to), or a dream's plan played in the real graph. The log-probability
+  // world model (a uniformly random allowed rule, NO-OP only when none
+  // applies or after model_based.random_steps rewrites), or a dream's plan
+  // played in the real graph. The log-probability
   // reported is the uniform choice's.
   void episode_by(const ActionChooser& choose, GraphEnv& env, uint64_t seed, const RealStepCallback& record) {
     const Observation* observation = &env.reset(seed);
-    while (true) {
-      const Action action = choose(*observation, rng_);
+    for (int32_t step = 0;; ++step) {
+      const Action action = choose(*observation, step, rng_);
       int32_t allowed = 0;
       for (uint8_t bit : observation->xfer_mask) allowed += bit ? 1 : 0;
       Observation before = compact_observation(*observation, action.xfer);

@@ -11,6 +11,7 @@ ModelBasedOptions model_based_options_from(const Config& config) {
   auto int32 = [&](const char* key) { return static_cast<int32_t>(config.get_int(key)); };
   o.rounds = int32("model_based.rounds");
   o.random_episodes = int32("model_based.random_episodes");
+  o.random_steps = int32("model_based.random_steps");
   o.episodes_per_round = int32("model_based.episodes_per_round");
   o.explore = config.get_double("model_based.explore");
   o.verify_dream_plans = config.get_bool("model_based.verify_plans");

@@ -367,6 +367,7 @@ class ModelBasedLearner final : public LearnerExtension {
     if (phase_ == Phase::kRandom || phase_ == Phase::kReal) p.real_episodes = wanted_;
     if (phase_ == Phase::kReal) p.greedy_episodes = static_cast<int32_t>(options_.graphs.size());
     p.explore = options_.agent.explore;
+    p.random_steps = options_.agent.random_steps;
     p.dream = phase_ == Phase::kDream;
     if (phase_ == Phase::kReal)
       p.plans.assign(plans_by_graph_.begin(), plans_by_graph_.begin() + std::min(plans_by_graph_.size(), static_cast<size_t>(plans_)));

@@ -7,7 +7,7 @@
 namespace graphworld {
 
 namespace {
-constexpr const char* kMagic = "graphworld model-based parameters 1";
+constexpr const char* kMagic = "graphworld model-based parameters 2";
 }
 
 // A text header of numbers, then the two byte sections whose sizes it gives.
@@ -16,7 +16,7 @@ std::string encode_model_based_parameters(const ModelBasedParameters& p) {
   out.precision(17);
   out << kMagic << "\n"
       << p.generation << " " << p.round << " " << p.ask << " " << p.real_episodes << " " << p.greedy_episodes << " " << p.explore
-      << " " << (p.dream ? 1 : 0) << " " << p.world_model.size() << " " << p.controller.size() << " " << p.plans.size()
+      << " " << p.random_steps << " " << (p.dream ? 1 : 0) << " " << p.world_model.size() << " " << p.controller.size() << " " << p.plans.size()
       << "\n";
   for (const std::vector<int32_t>& plan : p.plans) {
     out << plan.size();
@@ -40,9 +40,9 @@ ModelBasedParameters decode_model_based_parameters(const std::string& blob, cons
   ModelBasedParameters p;
   int dream = 0;
   size_t model_bytes = 0, controller_bytes = 0, plans = 0;
-  if (!(in >> p.generation >> p.round >> p.ask >> p.real_episodes >> p.greedy_episodes >> p.explore >> dream >> model_bytes >>
+  if (!(in >> p.generation >> p.round >> p.ask >> p.real_episodes >> p.greedy_episodes >> p.explore >> p.random_steps >> dream >> model_bytes >>
         controller_bytes >> plans) ||
-      p.generation < 0 || p.round < 0 || p.real_episodes < 0 || p.greedy_episodes < 0 || !(p.explore >= 0 && p.explore <= 1) ||
+      p.generation < 0 || p.round < 0 || p.real_episodes < 0 || p.greedy_episodes < 0 || !(p.explore >= 0 && p.explore <= 1) || p.random_steps < 0 ||
       (dream != 0 && dream != 1) || plans > 100000)
     throw FormatError(what + ": the model-based parameters' header does not read");
   for (size_t i = 0; i < plans; ++i) {

@@ -29,6 +29,7 @@ struct ModelBasedParameters {
   int32_t real_episodes = 0;    // real episodes wanted this round (over all real actors)
   int32_t greedy_episodes = 0;  // of which the first this many act greedily
   double explore = 0;           // chance of a random allowed action in sampled episodes
+  int32_t random_steps = 0;     // rewrites a random episode takes before it stops (0: until none applies)
   bool dream = false;           // dream actors wanted
   // The dream's greedy plan per training graph (xfer ids), to be played in
   // the real graphs so the world model sees where its dream was wrong.

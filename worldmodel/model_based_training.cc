@@ -35,7 +35,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
 
   for (size_t g = 0; g < envs.size(); ++g) {
     auto episodes = play_episodes(*envs[g], static_cast<int32_t>(g), options.random_episodes,
-                                  random_first_location_chooser(0.0), episode_seed);
+                                  random_first_location_chooser(0.0, options.random_steps), episode_seed);
     episode_seed += static_cast<uint64_t>(options.random_episodes);
     real_steps += count_steps(episodes);
     for (WorldEpisode& e : episodes) add(std::move(e));

@@ -31,6 +31,11 @@ namespace graphworld {
 struct ModelBasedOptions {
   int32_t rounds = 6;
   int32_t random_episodes = 4;     // per graph, before the first model
+  // Rewrites a random episode takes before it stops (0: until no rule
+  // applies or max_steps). Random episodes are the real steps spent before
+  // any model exists; a short look around the start is what the first
+  // world model needs, the controller's own episodes go deeper.
+  int32_t random_steps = 100;
   int32_t episodes_per_round = 1;  // per graph, by the controller (besides its greedy evaluation)
   double explore = 0.1;            // chance of a random allowed action in those
   // Each round (but the last), the dream's own greedy plan per graph is

@@ -87,7 +87,7 @@ std::vector<WorldEpisode> play_episodes(GraphEnv& env, int32_t graph_index, int3
     episode.graph_index = graph_index;
     const Observation* observation = &env.reset(seed + static_cast<uint64_t>(e));
     for (;;) {
-      const Action action = choose(*observation, rng);
+      const Action action = choose(*observation, static_cast<int32_t>(episode.steps.size()), rng);
       WorldStep step = world_step_from(*observation, action, 0, false);
       const StepResult result = env.step(action);
       step.reward = static_cast<float>(result.reward);
@@ -102,17 +102,17 @@ std::vector<WorldEpisode> play_episodes(GraphEnv& env, int32_t graph_index, int3
 }
 
 ActionChooser plan_chooser(std::vector<int32_t> plan) {
-  auto next = std::make_shared<size_t>(0);
-  return [plan = std::move(plan), next](const Observation& observation, std::mt19937_64&) {
-    const size_t i = (*next)++;
+  return [plan = std::move(plan)](const Observation& observation, int32_t step, std::mt19937_64&) {
+    const auto i = static_cast<size_t>(step);
     if (i < plan.size() && plan[i] >= 0 && plan[i] < observation.num_xfers && observation.xfer_mask[static_cast<size_t>(plan[i])])
       return Action{plan[i], 0};
     return Action{observation.num_xfers, 0};
   };
 }
 
-ActionChooser random_first_location_chooser(double noop_probability) {
-  return [noop_probability](const Observation& observation, std::mt19937_64& rng) {
+ActionChooser random_first_location_chooser(double noop_probability, int32_t max_rewrites) {
+  return [noop_probability, max_rewrites](const Observation& observation, int32_t step, std::mt19937_64& rng) {
+    if (max_rewrites > 0 && step >= max_rewrites) return Action{observation.num_xfers, 0};
     std::vector<int32_t> allowed;
     for (int32_t x = 0; x < observation.num_xfers; ++x)
       if (observation.xfer_mask[x]) allowed.push_back(x);

@@ -59,15 +59,17 @@ using ReplayFunction = std::function<void(const std::vector<StoredStep>&,
 std::vector<WorldEpisode> episodes_from_stored_steps(const std::vector<StoredStep>& steps, const ReplayFunction& replay);
 
 // Plays `count` episodes of `env`: `choose` picks each action from the
-// observation (location must be valid). Returns them with the graph index.
-using ActionChooser = std::function<Action(const Observation&, std::mt19937_64&)>;
+// observation and the number of steps already taken in the episode
+// (location must be valid). Returns them with the graph index.
+using ActionChooser = std::function<Action(const Observation&, int32_t step, std::mt19937_64&)>;
 std::vector<WorldEpisode> play_episodes(GraphEnv& env, int32_t graph_index, int32_t count, const ActionChooser& choose,
                                         uint64_t seed);
 
 // An exploring chooser: a uniformly random allowed xfer at its first
-// location, NO-OP with probability `noop_probability` (and when nothing else
-// is allowed). First locations are what the dream controller uses.
-ActionChooser random_first_location_chooser(double noop_probability);
+// location, NO-OP with probability `noop_probability`, when nothing else is
+// allowed, and once `max_rewrites` steps are taken (0: no limit). First
+// locations are what the dream controller uses.
+ActionChooser random_first_location_chooser(double noop_probability, int32_t max_rewrites = 0);
 
 // Follows `plan` (xfer ids, as a dream chose them) at first locations for
 // as long as the real environment allows each; NO-OP at the first step it

@@ -169,6 +169,34 @@ TEST(GraphEnv, EpisodesEndAtMaxSteps) {
   EXPECT_EQ(r.info.end_reason, "max-steps");
 }
 
+// Locations stop at max_locations; match_count keeps counting, so a rule
+// with more matches than that is seen being used up.
+TEST(GraphEnv, MatchCountsAreEveryMatchWhileLocationsStopAtMaxLocations) {
+  GraphEnvOptions options;
+  options.max_locations = 2;
+  const Graph g = build_zoo_model("resnet18", {});
+  GraphEnv env(g, matcher(), cost_model(), options);
+  std::mt19937_64 rng(3);
+  env.reset(0);
+  int32_t beyond = 0;
+  for (int step = 0; step < 10 && !env.done(); ++step) {
+    const Observation& o = env.observation();
+    ASSERT_EQ(o.match_count.size(), static_cast<size_t>(o.num_xfers));
+    GraphIndex index(env.graph());
+    std::vector<int32_t> scratch(static_cast<size_t>(o.num_xfers), 0);
+    for (const RuleMatch& m : matcher().find_all(env.graph(), index)) ++scratch[static_cast<size_t>(m.rule)];
+    ASSERT_EQ(o.match_count, scratch) << "step " << step;
+    for (int32_t r = 0; r < o.num_xfers; ++r) {
+      ASSERT_EQ(o.location_count(r), std::min(o.match_count[static_cast<size_t>(r)], 2)) << "rule " << r;
+      beyond += o.match_count[static_cast<size_t>(r)] > 2;
+    }
+    env.step(random_allowed_action(o, rng));
+  }
+  EXPECT_GT(beyond, 0) << "some rule has more matches than locations";
+  while (!env.done()) env.step({env.noop(), 0});
+  for (int32_t c : env.observation().match_count) ASSERT_EQ(c, 0) << "a finished episode allows nothing";
+}
+
 TEST(GraphEnv, LocationsAndObservationsAreDeterministic) {
   const Graph g = build_zoo_model("inceptionv3", {});
   GraphEnv a(g, matcher(), cost_model(), {});

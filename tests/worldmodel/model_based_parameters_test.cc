@@ -15,6 +15,7 @@ ModelBasedParameters sample() {
   p.real_episodes = 5;
   p.greedy_episodes = 2;
   p.explore = 0.125;
+  p.random_steps = 7;
   p.dream = true;
   p.world_model = std::string("model\0bytes\n\n", 13);
   p.controller = "controller";
@@ -30,6 +31,7 @@ TEST(ModelBasedParameters, RoundTripExactly) {
   EXPECT_EQ(q.real_episodes, 5);
   EXPECT_EQ(q.greedy_episodes, 2);
   EXPECT_EQ(q.explore, 0.125);
+  EXPECT_EQ(q.random_steps, 7);
   EXPECT_TRUE(q.dream);
   EXPECT_EQ(q.world_model, p.world_model);
   EXPECT_EQ(q.controller, p.controller);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
+#include "tests/learner/training_fixture.h"
 
 namespace graphworld {
 namespace {
@@ -97,6 +98,29 @@ TEST(WorldEpisode, SplitHoldsOutAShareAndIsSeeded) {
   split_episodes(std::vector<WorldEpisode>(2), 0.01, 1, train, held);
   EXPECT_EQ(held.size(), 1u) << "at least one held out";
   EXPECT_THROW(split_episodes(all, 1.0, 1, train, held), UsageError);
+}
+
+// Random episodes end with NO-OP after their rewrites, and a step counts
+// every match of each allowed rule, not only the locations.
+TEST(WorldEpisode, RandomEpisodesStopAfterTheirRewritesAndStepsCountEveryMatch) {
+  const std::vector<TrainingGraph> graphs = testing::zoo_graphs({"resnet18"});
+  const auto cost = testing::gpu_like_cost();
+  GraphEnvOptions options;
+  options.max_locations = 2;
+  GraphEnv env(graphs[0].graph, testing::default_matcher(), *cost, options);
+  const int32_t noop = env.noop();
+  int32_t beyond = 0;
+  for (const WorldEpisode& e : play_episodes(env, 0, 3, random_first_location_chooser(0.0, 5), 1)) {
+    ASSERT_EQ(e.steps.size(), 6u) << "5 rewrites, then NO-OP";
+    EXPECT_TRUE(e.complete());
+    for (size_t t = 0; t < e.steps.size(); ++t) {
+      const WorldStep& s = e.steps[t];
+      EXPECT_EQ(s.xfer == noop, t == 5) << "step " << t;
+      ASSERT_EQ(s.locations.size(), s.allowed.size());
+      for (int32_t count : s.locations) beyond += count > 2;
+    }
+  }
+  EXPECT_GT(beyond, 0) << "counts go past max_locations";
 }
 
 }  // namespace

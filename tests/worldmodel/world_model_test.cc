@@ -100,6 +100,18 @@ TEST(WorldModel, ADreamNeverOffersAnActionItsPredictedMaskForbids) {
   DreamEnv dream(model, starts, options);
   DreamController controller = make_controller(model, 4);
   const int64_t v = model.vocabulary().size();
+  // The most times each rule was applied in one training episode, counted
+  // here from the data: no dream episode applies a rule more often.
+  std::vector<float> most(static_cast<size_t>(v), 1.0f);
+  for (const WorldEpisode& e : trained().train) {
+    std::vector<float> applied(static_cast<size_t>(v), 0.0f);
+    for (const WorldStep& s : e.steps)
+      if (const int32_t i = model.vocabulary().index_of(s.xfer); i >= 0 && i < v)
+        most[static_cast<size_t>(i)] = std::max(most[static_cast<size_t>(i)], ++applied[static_cast<size_t>(i)]);
+  }
+  ASSERT_TRUE(torch::equal(model.impl().applications_max, torch::tensor(most)));
+  const torch::Tensor limit = torch::tensor(most);
+  torch::Tensor applied = torch::zeros({64, v});
   int64_t ended = 0, masked_seen = 0;
   for (int step = 0; step < 300; ++step) {
     const torch::Tensor mask = dream.mask().clone();
@@ -111,7 +123,11 @@ TEST(WorldModel, ADreamNeverOffersAnActionItsPredictedMaskForbids) {
     ASSERT_EQ(p.masked_select(~mask).abs().sum().item<double>(), 0.0) << "step " << step;
     const torch::Tensor action = torch::multinomial(p, 1).squeeze(1);
     ASSERT_TRUE(mask.gather(1, action.unsqueeze(1)).all().item<bool>()) << "step " << step;
-    ended += dream.step(action).done.sum().item<int64_t>();
+    applied.scatter_add_(1, action.clamp_max(v - 1).unsqueeze(1), (action < v).to(torch::kFloat).unsqueeze(1));
+    ASSERT_TRUE((applied <= limit).all().item<bool>()) << "step " << step << ": a rule applied more often than in any episode";
+    const torch::Tensor done = dream.step(action).done;
+    applied.index_put_({done}, 0.0);
+    ended += done.sum().item<int64_t>();
   }
   EXPECT_GT(masked_seen, 0) << "the predicted masks forbid something";
   EXPECT_GT(ended, 0) << "dream episodes end";
@@ -122,6 +138,46 @@ TEST(WorldModel, ADreamNeverOffersAnActionItsPredictedMaskForbids) {
   const int64_t row = forbidden[0][0].item<int64_t>();
   actions[row] = forbidden[0][1].item<int64_t>();
   EXPECT_THROW(dream.step(actions), UsageError);
+}
+
+// A rewrite's cost in the dream is what makes a controller stop: on one
+// batch where nothing earns anything, NO-OP gains probability with a step
+// cost and keeps it without one (no entropy bonus either way).
+TEST(WorldModel, AStepCostInTheDreamTeachesTheControllerToStop) {
+  torch::set_num_threads(1);
+  const WorldModel& model = trained().model;
+  const int64_t v = model.vocabulary().size(), rows = 64;
+  auto noop_probability_after = [&](double step_cost) {
+    DreamController controller = make_controller(model, 11);
+    torch::optim::Adam optimizer(controller->parameters(), torch::optim::AdamOptions(1e-2));
+    DreamBatch batch;
+    batch.rows = rows;
+    batch.steps = 1;
+    batch.z = torch::zeros({rows, model.config().latent_dim});
+    batch.h = torch::zeros({rows, model.config().hidden});
+    batch.mask = torch::ones({rows, v + 1}, torch::kBool);
+    batch.action = torch::arange(rows) % 2 * v;  // NO-OP and rule 0, alternately
+    const ControllerOutput before = controller->forward(batch.z, batch.h, batch.mask);
+    batch.log_prob = torch::log_softmax(before.logits, 1).gather(1, batch.action.unsqueeze(1)).squeeze(1).detach();
+    batch.value = before.value.detach();
+    batch.reward = torch::zeros({rows});
+    batch.done = torch::ones({rows}, torch::kBool);
+    batch.bootstrap = torch::zeros({rows});
+    PpoOptions ppo;
+    ppo.entropy_coef = 0.0;
+    ppo.epochs = 4;
+    ppo.minibatch_size = rows;
+    std::mt19937_64 rng(2);
+    const double p0 = torch::softmax(before.logits, 1)[0][v].item<double>();
+    learn_from_dream_batch(controller, optimizer, batch, ppo, step_cost, rng);
+    torch::NoGradGuard no_grad;
+    const double p1 = torch::softmax(controller->forward(batch.z, batch.h, batch.mask).logits, 1)[0][v].item<double>();
+    return p1 - p0;
+  };
+  const double with_cost = noop_probability_after(0.05), without = noop_probability_after(0.0);
+  std::printf("NO-OP probability change: %+.4f with a step cost, %+.4f without\n", with_cost, without);
+  EXPECT_GT(with_cost, 0.01);  // PPO's clipping bounds one batch's change
+  EXPECT_LT(std::abs(without), 0.002);
 }
 
 // PPO in the dream must give a controller that does better in the real
