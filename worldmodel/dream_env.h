@@ -70,7 +70,7 @@ class DreamEnv {
   torch::Tensor start_z_, start_mask_, start_locations_;  // [S, D], [S, V + 1], [S, V]
   int64_t next_start_ = 0;
   torch::Tensor z_, h_, c_, mask_, steps_, returns_, start_;
-  torch::Tensor counts_;     // [B, V]: predicted location counts (fractional)
+  torch::Tensor counts_;     // [B, V]: predicted match counts (fractional)
   torch::Tensor applied_;    // [B, V]: times each rule was applied in the row's episode
   torch::Tensor locations_;  // [B, V]: log(1 + counts) / 4, the rnn's input
 };

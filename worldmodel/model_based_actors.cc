@@ -142,8 +142,8 @@ class RealModelBasedWork final : public ActorWork {
   // An episode whose actions `choose` picks: random ones before the first
   // world model (a uniformly random allowed rule, NO-OP only when none
   // applies or after model_based.random_steps rewrites), or a dream's plan
-  // played in the real graph. The log-probability
-  // reported is the uniform choice's.
+  // played in the real graph. The log-probability reported is the uniform
+  // choice's.
   void episode_by(const ActionChooser& choose, GraphEnv& env, uint64_t seed, const RealStepCallback& record) {
     const Observation* observation = &env.reset(seed);
     for (int32_t step = 0;; ++step) {
@@ -152,8 +152,9 @@ class RealModelBasedWork final : public ActorWork {
       for (uint8_t bit : observation->xfer_mask) allowed += bit ? 1 : 0;
       Observation before = compact_observation(*observation, action.xfer);
       const StepResult r = env.step(action);
-      // NO-OP is allowed too, but the random choice takes it only when nothing else is.
-      const int32_t choices = std::max(1, allowed - (allowed > 1 ? 1 : 0));
+      // NO-OP is allowed too, but the random choice takes it only when nothing
+      // else is or its rewrites are spent: then it is certain.
+      const int32_t choices = action.xfer == env.noop() ? 1 : std::max(1, allowed - (allowed > 1 ? 1 : 0));
       record(std::move(before), action, -static_cast<float>(std::log(static_cast<double>(choices))), 0.0f, r);
       if (r.done) break;
       observation = r.observation;
