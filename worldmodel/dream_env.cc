@@ -122,12 +122,15 @@ DreamStepResult DreamEnv::step(const torch::Tensor& actions) {
   // a rule the model wrongly keeps offering and rewarding.
   torch::Tensor reward = out.reward.squeeze(0);
   torch::Tensor change = out.location_change.squeeze(0).narrow(1, 0, v);
+  // Each row's applied rule as a column index; NO-OP rows (not `applied`)
+  // point at the last rule and change nothing through it.
+  const torch::Tensor applied = a < v;
+  const torch::Tensor rule = a.clamp_max(std::max<int64_t>(v - 1, 0)).unsqueeze(1);
   if (model_->reward_max.defined()) {
     reward = torch::minimum(reward, model_->reward_max.index_select(0, a));
-    const torch::Tensor rule = a.clamp_max(std::max<int64_t>(v - 1, 0)).unsqueeze(1);
     if (v > 0) {
       const torch::Tensor own = change.gather(1, rule).squeeze(1);
-      const torch::Tensor capped = torch::where(a < v, torch::minimum(own, model_->self_change_max.index_select(0, rule.squeeze(1))), own);
+      const torch::Tensor capped = torch::where(applied, torch::minimum(own, model_->self_change_max.index_select(0, rule.squeeze(1))), own);
       change = change.scatter(1, rule, capped.unsqueeze(1));
     }
   }
@@ -146,8 +149,7 @@ DreamStepResult DreamEnv::step(const torch::Tensor& actions) {
   mask_ = out.mask_logits.squeeze(0) > 0;
   mask_.narrow(1, 0, v).logical_and_(counts >= 0.5);
   if (v > 0) {
-    const torch::Tensor rule = a.clamp_max(v - 1).unsqueeze(1);
-    applied_.scatter_add_(1, rule, (a < v).to(torch::kFloat).unsqueeze(1));
+    applied_.scatter_add_(1, rule, applied.to(torch::kFloat).unsqueeze(1));
     if (model_->applications_max.defined()) mask_.narrow(1, 0, v).logical_and_(applied_ < model_->applications_max);
   }
   mask_.select(1, v).fill_(true);
