@@ -20,6 +20,13 @@ MdnRnnImpl::MdnRnnImpl(MdnRnnConfig config) : config_(config) {
       throw UsageError("an MDN-RNN whose action leads with the mask needs action_dim >= num_xfers");
     mask_carry_ = register_parameter("mask_carry", torch::full({config.num_xfers}, 3.0));
   }
+  if (config.action_one_hot_at >= 0) {
+    if (config.action_one_hot_at + n > config.action_dim)
+      throw UsageError("an MDN-RNN's action one-hot (at " + std::to_string(config.action_one_hot_at) + ", " +
+                       std::to_string(n) + " wide) must lie within its action input (" +
+                       std::to_string(config.action_dim) + ")");
+    reward_by_choice_ = register_parameter("reward_by_choice", torch::zeros({n}));
+  }
 }
 
 MdnRnnOutput MdnRnnImpl::forward(const torch::Tensor& z, const torch::Tensor& actions,
@@ -37,6 +44,8 @@ MdnRnnOutput MdnRnnImpl::forward(const torch::Tensor& z, const torch::Tensor& ac
   // the likelihood unbounded and the gradients explode.
   out.next_z.log_sigma = mix.narrow(-1, k + k * d, k * d).reshape({t, b, k, d}).clamp(-7.0, 2.0);
   out.reward = reward_head_->forward(hidden).squeeze(-1);
+  if (config_.action_one_hot_at >= 0)
+    out.reward = out.reward + (actions.narrow(-1, config_.action_one_hot_at, config_.num_xfers + 1) * reward_by_choice_).sum(-1);
   out.done_logit = done_head_->forward(hidden).squeeze(-1);
   out.mask_logits = mask_head_->forward(hidden);
   if (config_.mask_leads_action) {
@@ -62,8 +71,13 @@ MdnRnnLosses MdnRnnImpl::losses(const MdnRnnOutput& out, const MdnRnnTargets& y)
   MdnRnnLosses l;
   l.z_nll = mean_over_next(mixture_nll(flat, y.next_z.reshape({t * b, d})).reshape({t, b}));
   l.reward = mean_over_valid((out.reward - y.reward).pow(2));
-  l.done = mean_over_valid(
-      torch::binary_cross_entropy_with_logits(out.done_logit, y.done, {}, {}, torch::Reduction::None));
+  // Steps whose action ends the episode by rule teach the done head
+  // nothing, and worse: a run's early greedy episodes that stop with NO-OP
+  // at step 1 would teach it that episodes end after one step.
+  const torch::Tensor done_error =
+      torch::binary_cross_entropy_with_logits(out.done_logit, y.done, {}, {}, torch::Reduction::None);
+  l.done = y.done_scored.defined() ? (done_error * y.done_scored).sum() / y.done_scored.sum().clamp_min(1.0)
+                                   : mean_over_valid(done_error);
   l.mask = mean_over_next(
       torch::binary_cross_entropy_with_logits(out.mask_logits, y.next_mask, {}, {}, torch::Reduction::None).sum(-1));
   l.locations = mean_over_next((out.location_change - y.location_change).pow(2).sum(-1));

@@ -20,7 +20,9 @@ namespace {
 static_assert(WorldModelHeadLosses::kRewardWeight == MdnRnnLosses::kRewardWeight);
 
 constexpr const char* kWorldModelKind = "world-model";
-constexpr int64_t kWorldModelFormat = 3;  // 2: the data's support (self_change_max, reward_max); 3: applications_max
+// 2: the data's support (self_change_max, reward_max); 3: applications_max;
+// 4: the reward's per-rule term (MdnRnnConfig::action_one_hot_at).
+constexpr int64_t kWorldModelFormat = 4;
 // The summary's weight in the encoder's reconstruction loss: its entries
 // are small fractions, and the cost ratio among them is what rewards follow.
 constexpr double kSummaryWeight = 10.0;
@@ -157,6 +159,7 @@ WorldModel::Impl::Impl(WorldModelConfig c, XferVocabulary v, WorldModelInfo i)
   rc.hidden = c.hidden;
   rc.components = c.components;
   rc.mask_leads_action = true;  // rnn_condition() puts the mask first
+  rc.action_one_hot_at = 2 * vocabulary.size();  // after the mask and the log locations
   rc.dropout = 0.2;
   rnn = MdnRnn(rc);
   rnn->eval();  // train() switches dropout on while it trains
@@ -203,13 +206,24 @@ void WorldModel::Impl::set_support(const std::vector<WorldEpisode>& episodes) {
     return it != step.allowed.end() && *it == xfer ? static_cast<float>(step.locations[static_cast<size_t>(it - step.allowed.begin())])
                                                    : 0.0f;
   };
+  // An episode cut off by the horizon is often a controller caught in a
+  // loop (a rule and its inverse, back and forth): it says nothing about how
+  // often a rule can usefully be applied, and counting it would let the
+  // dream loop for as long. Such episodes count only when no episode ended
+  // before the horizon.
+  auto cut_off = [&](const WorldEpisode& e) {
+    return info.max_steps > 0 && static_cast<int32_t>(e.steps.size()) >= info.max_steps;
+  };
+  const bool any_ended = std::any_of(episodes.begin(), episodes.end(),
+                                     [&](const WorldEpisode& e) { return !e.steps.empty() && !cut_off(e); });
   for (const WorldEpisode& e : episodes) {
     std::vector<float> applied(static_cast<size_t>(v), 0.0f);
+    const bool counts_applications = !any_ended || !cut_off(e);
     for (size_t t = 0; t < e.steps.size(); ++t) {
       const WorldStep& step = e.steps[t];
       const int32_t index = vocabulary.index_of(step.xfer);
       if (index < 0) continue;
-      if (index < v) {
+      if (index < v && counts_applications) {
         float& a = applied[static_cast<size_t>(index)];
         a += 1.0f;
         applications[static_cast<size_t>(index)] = std::max(applications[static_cast<size_t>(index)], a);
@@ -231,13 +245,32 @@ void WorldModel::Impl::set_support(const std::vector<WorldEpisode>& episodes) {
   applications_max = torch::tensor(applications);
 }
 
+void WorldModel::Impl::start_rule_rewards(const std::vector<WorldEpisode>& episodes) {
+  torch::Tensor& term = rnn->reward_by_choice();
+  if (!term.defined() || term.ne(0).any().item<bool>()) return;
+  const int32_t v = vocabulary.size();
+  std::vector<double> sum(static_cast<size_t>(v) + 1, 0.0), count(sum.size(), 0.0);
+  for (const WorldEpisode& e : episodes)
+    for (const WorldStep& step : e.steps) {
+      const int32_t index = vocabulary.index_of(step.xfer);
+      if (index < 0) continue;
+      sum[static_cast<size_t>(index)] += step.reward;
+      count[static_cast<size_t>(index)] += 1.0;
+    }
+  std::vector<float> mean(sum.size(), 0.0f);
+  for (size_t i = 0; i < mean.size(); ++i)
+    if (count[i] > 0) mean[i] = static_cast<float>(sum[i] / count[i]);
+  torch::NoGradGuard no_grad;
+  term.copy_(torch::tensor(mean).to(term.device()));
+}
+
 EpisodeBatch WorldModel::Impl::batch(const std::vector<const WorldEpisode*>& episodes) const {
   const int64_t b = static_cast<int64_t>(episodes.size()), v = vocabulary.size(), e = encoder_input_dim();
   int64_t t = 1;
   for (const WorldEpisode* ep : episodes) t = std::max<int64_t>(t, static_cast<int64_t>(ep->steps.size()));
   std::vector<float> enc(static_cast<size_t>(t * b * e), 0.0f), mask(static_cast<size_t>(t * b * v), 0.0f),
       action(static_cast<size_t>(t * b * (v + 3)), 0.0f), reward(static_cast<size_t>(t * b), 0.0f),
-      done(reward.size(), 0.0f), outside(reward.size(), 0.0f), valid(reward.size(), 0.0f),
+      done(reward.size(), 0.0f), by_rule(reward.size(), 0.0f), outside(reward.size(), 0.0f), valid(reward.size(), 0.0f),
       next_valid(reward.size(), 0.0f);
   for (int64_t j = 0; j < b; ++j) {
     const std::vector<WorldStep>& steps = episodes[static_cast<size_t>(j)]->steps;
@@ -255,6 +288,7 @@ EpisodeBatch WorldModel::Impl::batch(const std::vector<const WorldEpisode*>& epi
       act[v + 2] = time_input(static_cast<int32_t>(i + 1));
       reward[row] = s.reward;
       done[row] = s.done ? 1.0f : 0.0f;
+      by_rule[row] = a == v || (info.max_steps > 0 && i + 1 >= info.max_steps) ? 1.0f : 0.0f;
       valid[row] = 1.0f;
       next_valid[row] = i + 1 < static_cast<int64_t>(steps.size()) ? 1.0f : 0.0f;
     }
@@ -265,6 +299,7 @@ EpisodeBatch WorldModel::Impl::batch(const std::vector<const WorldEpisode*>& epi
   out.action = torch::tensor(action).reshape({t, b, v + 3});
   out.reward = torch::tensor(reward).reshape({t, b});
   out.done = torch::tensor(done).reshape({t, b});
+  out.done_by_rule = torch::tensor(by_rule).reshape({t, b});
   out.allowed_outside = torch::tensor(outside).reshape({t, b});
   out.valid = torch::tensor(valid).reshape({t, b});
   out.next_valid = torch::tensor(next_valid).reshape({t, b});
@@ -281,6 +316,7 @@ MdnRnnTargets WorldModel::Impl::targets(const EpisodeBatch& batch, const torch::
   y.next_z = shifted(z);
   y.reward = batch.reward;
   y.done = batch.done;
+  y.done_scored = batch.valid * (1 - batch.done_by_rule);
   y.next_mask = torch::cat({shifted(batch.mask), torch::ones({t, b, 1})}, -1);  // NO-OP is always allowed
   const torch::Tensor counts = location_counts(batch.encoder_input.narrow(-1, kSummaryDim + v, v));
   y.location_change = torch::cat({(shifted(counts) - counts) * batch.next_valid.unsqueeze(-1), torch::zeros({t, b, 1})}, -1);
@@ -365,6 +401,7 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
   }
 
   // Phase 2, the MDN-RNN on the frozen encoder's z.
+  m.start_rule_rewards(train);
   auto latent = [&](const EpisodeBatch& b) {
     torch::NoGradGuard no_grad;
     return m.encoder->encode(b.encoder_input);
@@ -471,7 +508,9 @@ WorldModelAccuracy WorldModel::evaluate(const std::vector<WorldEpisode>& episode
     const torch::Tensor outside_next =
         torch::cat({b.allowed_outside.narrow(0, 1, t - 1), torch::zeros({1, n})}, 0) * y.next_valid;
     fn += outside_next.sum().item<double>();
-    done_right += (((out.done_logit > 0).to(torch::kFloat) == y.done).to(torch::kFloat) * y.valid).sum().item<double>();
+    // Done as the dream decides it: the done head, or the action's own rule.
+    const torch::Tensor predicted_done = ((out.done_logit > 0) | (b.done_by_rule > 0.5)).to(torch::kFloat);
+    done_right += ((predicted_done == y.done).to(torch::kFloat) * y.valid).sum().item<double>();
     reward_abs += ((out.reward - y.reward).abs() * y.valid).sum().item<double>();
     const int64_t k = m.config.components, d = m.config.latent_dim;
     GaussianMixture flat{out.next_z.logits.reshape({t * n, k}), out.next_z.means.reshape({t * n, k, d}),

@@ -39,6 +39,10 @@ struct EpisodeBatch {
   torch::Tensor mask;           // [T, B, V]: the step's mask over the vocabulary
   torch::Tensor action;         // [T, B, V + 3]: one-hot xfer (NO-OP last), log(1 + location) / 4, steps after it / max_steps
   torch::Tensor reward, done;   // [T, B]
+  // [T, B]: 1 where the step's action alone ends the episode (NO-OP, or the
+  // step reaches max_steps); the dream ends those by rule, not by its done
+  // head.
+  torch::Tensor done_by_rule;
   torch::Tensor allowed_outside;  // [T, B]: allowed xfers outside the vocabulary (count)
   torch::Tensor valid;          // [T, B]
   torch::Tensor next_valid;     // [T, B]: the step has a successor in its episode
@@ -99,6 +103,10 @@ struct WorldModel::Impl {
   // with the model.
   torch::Tensor self_change_max, reward_max, applications_max;
   void set_support(const std::vector<WorldEpisode>& episodes);
+  // Starts the reward's per-rule term at each rule's mean reward in
+  // `episodes` (0 for rules they never apply), if it has not learned yet
+  // (all zero): the LSTM's part then learns only what the state adds.
+  void start_rule_rewards(const std::vector<WorldEpisode>& episodes);
   EpisodeBatch batch(const std::vector<const WorldEpisode*>& episodes) const;
   // The MDN-RNN's per-step input beside z: the mask [.., V] (first, see
   // MdnRnnConfig::mask_leads_action), log(1 + locations) / 4 [.., V] (a

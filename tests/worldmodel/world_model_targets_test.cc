@@ -1,0 +1,149 @@
+// What a world model learns from, on episodes written out by hand: which
+// steps teach the done head, where the reward's per-rule term starts, and
+// which episodes bound how often the dream may apply a rule.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "common/error.h"
+#include "worldmodel/mdn_rnn.h"
+#include "worldmodel/world_model.h"
+#include "worldmodel/world_model_modules.h"
+
+namespace graphworld {
+namespace {
+
+constexpr int32_t kRules = 10;     // the library's size here: xfer 10 is NO-OP
+constexpr int32_t kMaxSteps = 4;   // the horizon
+
+WorldStep step(int32_t xfer, float reward, bool done) {
+  WorldStep s;
+  s.summary.assign(kSummaryDim, 0.0f);
+  s.allowed = {2, 5};
+  s.locations = {3, 1};
+  s.xfer = xfer;
+  s.reward = reward;
+  s.done = done;
+  return s;
+}
+
+WorldEpisode episode(std::vector<WorldStep> steps) {
+  WorldEpisode e;
+  e.steps = std::move(steps);
+  return e;
+}
+
+// Ends with NO-OP after two rewrites; ends because nothing applies; runs
+// into the horizon applying rule 5 four times.
+std::vector<WorldEpisode> episodes() {
+  return {episode({step(2, 0.5f, false), step(5, -0.25f, false), step(kRules, 0.0f, true)}),
+          episode({step(2, 1.5f, false), step(2, 0.0f, true)}),
+          episode({step(5, 0.25f, false), step(5, 0.0f, false), step(5, 0.0f, false), step(5, -1.0f, true)})};
+}
+
+WorldModel model_of(const std::vector<WorldEpisode>& data) {
+  WorldModelConfig config;
+  config.hidden = 16;
+  config.latent_dim = 4;
+  config.components = 2;
+  WorldModelInfo info;
+  info.max_steps = kMaxSteps;
+  return WorldModel(config, XferVocabulary::from_episodes(data, kRules), info, 1);
+}
+
+TEST(WorldModelTargets, TheDoneHeadLearnsOnlyWhereTheDreamDoesNotDecideByRule) {
+  const std::vector<WorldEpisode> data = episodes();
+  const WorldModel model = model_of(data);
+  const WorldModel::Impl& m = model.impl();
+  const EpisodeBatch batch = m.batch({&data[0], &data[1], &data[2]});
+  const MdnRnnTargets y = m.targets(batch, torch::zeros({kMaxSteps, 3, model.config().latent_dim}));
+  // Rows are steps, columns episodes; padding (valid 0) is never scored.
+  const torch::Tensor expected = torch::tensor({1.0f, 1.0f, 1.0f,    //
+                                                1.0f, 1.0f, 1.0f,    //
+                                                0.0f, 0.0f, 1.0f,    // NO-OP; padding
+                                                0.0f, 0.0f, 0.0f})  // padding; the horizon's step
+                                     .reshape({kMaxSteps, 3});
+  EXPECT_TRUE(torch::equal(y.done_scored, expected)) << y.done_scored;
+}
+
+TEST(WorldModelTargets, TheDoneLossCountsOnlyScoredSteps) {
+  MdnRnnConfig config;
+  config.latent_dim = 2;
+  config.action_dim = 2;
+  config.num_xfers = 1;
+  config.hidden = 4;
+  config.components = 1;
+  MdnRnn rnn(config);
+  MdnRnnOutput out = rnn->forward(torch::zeros({1, 2, 2}), torch::zeros({1, 2, 2}));
+  out.done_logit = torch::full({1, 2}, 2.0);
+  MdnRnnTargets y;
+  y.next_z = torch::zeros({1, 2, 2});
+  y.reward = torch::zeros({1, 2});
+  y.done = torch::tensor({1.0f, 0.0f}).reshape({1, 2});
+  y.next_mask = torch::zeros({1, 2, 2});
+  y.location_change = torch::zeros({1, 2, 2});
+  y.valid = torch::ones({1, 2});
+  // Cross-entropy at logit 2: log(1 + e^-2) for done, log(1 + e^2) for not.
+  const double for_done = std::log1p(std::exp(-2.0)), for_not = std::log1p(std::exp(2.0));
+  EXPECT_NEAR(rnn->losses(out, y).done.item<double>(), (for_done + for_not) / 2, 1e-6);
+  y.done_scored = torch::tensor({0.0f, 1.0f}).reshape({1, 2});
+  EXPECT_NEAR(rnn->losses(out, y).done.item<double>(), for_not, 1e-6);
+}
+
+TEST(WorldModelTargets, TheRewardHasATermPerChosenAction) {
+  MdnRnnConfig config;
+  config.latent_dim = 2;
+  config.num_xfers = 2;
+  config.action_dim = 5;
+  config.action_one_hot_at = 2;  // the one-hot over 2 rules and NO-OP fills entries 2, 3, 4
+  config.hidden = 4;
+  config.components = 1;
+  MdnRnn rnn(config);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : rnn->named_parameters())
+      if (p.key().rfind("reward.", 0) == 0) p.value().zero_();  // the LSTM's part says 0
+    rnn->reward_by_choice().copy_(torch::tensor({0.5f, -1.25f, 0.0f}));
+  }
+  // Three rows choose rule 0, rule 1 and NO-OP; entries 0 and 1 are noise.
+  const torch::Tensor actions = torch::tensor({0.3f, -0.7f, 1.0f, 0.0f, 0.0f,  //
+                                               0.9f, 0.1f, 0.0f, 1.0f, 0.0f,  //
+                                               -0.2f, 0.4f, 0.0f, 0.0f, 1.0f})
+                                    .reshape({1, 3, 5});
+  const torch::Tensor reward = rnn->forward(torch::zeros({1, 3, 2}), actions).reward;
+  EXPECT_TRUE(torch::allclose(reward, torch::tensor({0.5f, -1.25f, 0.0f}).reshape({1, 3}))) << reward;
+
+  config.action_one_hot_at = 3;  // would reach past the action input
+  EXPECT_THROW(MdnRnn{config}, UsageError);
+}
+
+TEST(WorldModelTargets, RuleRewardsStartAtTheDataMeansOnce) {
+  const std::vector<WorldEpisode> data = episodes();
+  WorldModel model = model_of(data);
+  WorldModel::Impl& m = model.impl();
+  ASSERT_EQ(m.vocabulary.size(), 2);  // rules 2 and 5, then NO-OP
+  ASSERT_TRUE(torch::equal(m.rnn->reward_by_choice(), torch::zeros({3})));
+  m.start_rule_rewards(data);
+  // Rule 2: 0.5, 1.5, 0 -> 2/3; rule 5: -0.25, 0.25, 0, 0, -1 -> -0.2; NO-OP 0.
+  EXPECT_TRUE(torch::allclose(m.rnn->reward_by_choice(), torch::tensor({2.0f / 3.0f, -0.2f, 0.0f})))
+      << m.rnn->reward_by_choice();
+  // Once learned, it is the model's own: new data does not reset it.
+  m.start_rule_rewards({episode({step(2, 9.0f, true)})});
+  EXPECT_NEAR(m.rnn->reward_by_choice()[0].item<double>(), 2.0 / 3.0, 1e-6);
+}
+
+TEST(WorldModelTargets, EpisodesCutOffByTheHorizonDoNotRaiseTheApplicationClamp) {
+  std::vector<WorldEpisode> data = episodes();
+  WorldModel model = model_of(data);
+  WorldModel::Impl& m = model.impl();
+  m.set_support(data);
+  // Rule 2: twice in the second episode. Rule 5: once in the first; its
+  // four in the cut-off third episode do not count.
+  EXPECT_TRUE(torch::equal(m.applications_max, torch::tensor({2.0f, 1.0f}))) << m.applications_max;
+  // With no episode ending before the horizon, cut-off ones are all there is.
+  m.set_support({data[2]});
+  EXPECT_TRUE(torch::equal(m.applications_max, torch::tensor({1.0f, 4.0f}))) << m.applications_max;
+}
+
+}  // namespace
+}  // namespace graphworld
