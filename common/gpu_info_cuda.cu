@@ -30,8 +30,9 @@ std::string run_self_test() {
       expect[i + 2 * j] = sum;
     }
   float *da = nullptr, *db = nullptr, *dc = nullptr;
+  // dc holds the SGEMM's 2x2 result and then the ReLU's 1x1x2x3 output.
   if (cudaMalloc(&da, sizeof(a)) != cudaSuccess || cudaMalloc(&db, sizeof(b)) != cudaSuccess ||
-      cudaMalloc(&dc, 4 * sizeof(float)) != cudaSuccess) {
+      cudaMalloc(&dc, 6 * sizeof(float)) != cudaSuccess) {
     cudaFree(da);
     cudaFree(db);
     return "cudaMalloc failed";
@@ -44,11 +45,14 @@ std::string run_self_test() {
     verdict = "cublasCreate failed";
   } else {
     const float one = 1, zero = 0;
-    cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &one, da, 2, db, 3, &zero, dc, 2);
-    float got[4];
-    cudaMemcpy(got, dc, sizeof(got), cudaMemcpyDeviceToHost);
-    for (int i = 0; i < 4; ++i)
-      if (std::fabs(got[i] - expect[i]) > 1e-4f) verdict = "cuBLAS SGEMM mismatch";
+    float got[4] = {};
+    if (cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &one, da, 2, db, 3, &zero, dc, 2) != CUBLAS_STATUS_SUCCESS)
+      verdict = "cublasSgemm failed";
+    else if (cudaMemcpy(got, dc, sizeof(got), cudaMemcpyDeviceToHost) != cudaSuccess)
+      verdict = "copying the SGEMM result failed";
+    else
+      for (int i = 0; i < 4; ++i)
+        if (std::fabs(got[i] - expect[i]) > 1e-4f) verdict = "cuBLAS SGEMM mismatch";
     cublasDestroy(blas);
   }
   cudnnHandle_t dnn = nullptr;
@@ -63,11 +67,14 @@ std::string run_self_test() {
       cudnnCreateActivationDescriptor(&act);
       cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0);
       const float one = 1, zero = 0;
-      cudnnActivationForward(dnn, act, &one, desc, da, &zero, desc, dc);
-      float got[6];
-      cudaMemcpy(got, dc, sizeof(got), cudaMemcpyDeviceToHost);
-      for (int i = 0; i < 6; ++i)
-        if (got[i] != (a[i] > 0 ? a[i] : 0.0f)) verdict = "cuDNN ReLU mismatch";
+      float got[6] = {};
+      if (cudnnActivationForward(dnn, act, &one, desc, da, &zero, desc, dc) != CUDNN_STATUS_SUCCESS)
+        verdict = "cudnnActivationForward failed";
+      else if (cudaMemcpy(got, dc, sizeof(got), cudaMemcpyDeviceToHost) != cudaSuccess)
+        verdict = "copying the ReLU result failed";
+      else
+        for (int i = 0; i < 6; ++i)
+          if (got[i] != (a[i] > 0 ? a[i] : 0.0f)) verdict = "cuDNN ReLU mismatch";
       cudnnDestroyActivationDescriptor(act);
       cudnnDestroyTensorDescriptor(desc);
       cudnnDestroy(dnn);
@@ -76,6 +83,7 @@ std::string run_self_test() {
   cudaFree(da);
   cudaFree(db);
   cudaFree(dc);
+  cudaGetLastError();  // leave no error of the self-test for later CUDA calls to report
   return verdict;
 }
 

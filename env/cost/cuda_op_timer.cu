@@ -474,6 +474,9 @@ std::string cuda_device_fingerprint() {
 
 double cuda_time_op(const CudaOpSpec& spec, const CudaTimingPolicy& policy) {
   handles();
+  // The check after the op reports launch errors of this op only, not one
+  // left behind by an earlier, unrelated CUDA call in this process.
+  cudaGetLastError();
   double ms = 0;
   switch (spec.kind) {
     case CudaOpKind::Conv: ms = time_conv(spec, policy); break;

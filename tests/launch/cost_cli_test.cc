@@ -110,6 +110,22 @@ TEST(CostCli, BadCostModelsAreClearErrors) {
   }
 }
 
+// Where a GPU is seen, the cuda cost model times every op with cuDNN/cuBLAS
+// and caches the times.
+TEST(CostCli, CudaTimesAModelWhereAGpuIsSeen) {
+  std::string devices, out;
+  ASSERT_EQ(gw("devices --json", &devices), 0);
+  if (devices.find("\"gpus\":[]") != std::string::npos) GTEST_SKIP() << "no GPU";
+  const std::string cache = testing::scratch_dir() + "/cuda-cache";
+  ASSERT_EQ(gw("cost squeezenet1.1 --cost cuda --json --cache-dir " + cache, &out), 0) << out;
+  const std::string first = json_line(out);
+  EXPECT_GT(json_number(first, "total_ms"), 0) << out;
+  EXPECT_GT(json_int(first, "measured_now"), 0) << out;
+  ASSERT_EQ(gw("cost squeezenet1.1 --cost cuda --json --cache-dir " + cache, &out), 0) << out;
+  EXPECT_EQ(json_int(json_line(out), "measured_now"), 0) << out;
+  EXPECT_DOUBLE_EQ(json_number(json_line(out), "total_ms"), json_number(first, "total_ms"));
+}
+
 TEST(CostCli, CalibrateWritesRatesTheAnalyticModelThenUses) {
   std::string cache = testing::scratch_dir() + "/calibrate-cache";
   std::string out;

@@ -168,6 +168,23 @@ TEST(DataParallel, TwoNcclRanksOnGpusMatchOneLearner) {
   expect_two_ranks_match_one_learner({"cuda:0", "cuda:1"}, /*expect_nccl=*/true, static_cast<uint16_t>(free_port() + 3));
 }
 
+// NCCL on a machine with one GPU: a one-rank communicator joins, sums in
+// place (the identity for one rank) twice, and is destroyed; an id of the
+// wrong size is refused. Two ranks need two GPUs (above).
+TEST(DataParallel, OneNcclRankOnAGpuSumsInPlace) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "needs a GPU visible to a CUDA LibTorch";
+  if (!nccl_compiled()) GTEST_SKIP() << "this build has no NCCL";
+  const torch::Tensor host = torch::arange(1000, torch::kFloat32);
+  torch::Tensor on_gpu = host.to(torch::Device("cuda:0"));
+  {
+    NcclAllReduce sum(nccl_unique_id(), 0, 1, 0, 60);
+    sum.sum_in_place(on_gpu.data_ptr<float>(), static_cast<size_t>(on_gpu.numel()));
+    sum.sum_in_place(on_gpu.data_ptr<float>(), static_cast<size_t>(on_gpu.numel()));
+  }
+  EXPECT_TRUE(torch::equal(on_gpu.cpu(), host));
+  EXPECT_THROW(NcclAllReduce("short", 0, 1, 0, 5), Error);
+}
+
 TEST(DataParallel, BroadcastCarriesRankZerosBytes) {
   const uint16_t port = static_cast<uint16_t>(free_port() + 1);
   std::vector<std::string> seen(2);
