@@ -23,6 +23,7 @@
 #include "launch/commands.h"
 #include "launch/store_episodes.h"
 #include "launch/training_setup.h"
+#include "learner/compute_device.h"
 #include "learner/compute_threads.h"
 #include "learner/policy_file.h"
 #include "worldmodel/dream_benchmark.h"
@@ -196,7 +197,9 @@ int bench_world_model(const CliArgs& args) {
   args.expect_at_most(2);
   const int thread_count = thread_option(args, default_threads());
   const ComputeThreads threads(thread_count);
-  const WorldModel model = WorldModel::load(file);
+  WorldModel model = WorldModel::load(file);
+  const ResolvedDevice device = resolve_compute_device(args.value_or("--device", "cpu"), "--device");
+  if (!device.note.empty()) std::fprintf(stderr, "%s\n", device.note.c_str());
   const double seconds = args.double_value("--seconds", 3.0);
   const double tau = args.double_value("--tau", 1.0);
   std::vector<DreamThroughput> results;
@@ -205,18 +208,20 @@ int bench_world_model(const CliArgs& args) {
     const long long batch = std::strtoll(b.c_str(), &end, 10);
     if (b.empty() || *end != '\0' || batch < 1 || batch > 1'000'000)
       throw UsageError("--batches: batch sizes are whole numbers from 1 to 1000000, got '" + b + "'");
-    results.push_back(measure_dream_throughput(model, batch, seconds, tau, 0));
+    results.push_back(measure_dream_throughput(model, batch, seconds, tau, 0, device.device));
   }
   if (args.flag("--json")) {
     JsonWriter json;
-    json.begin_object().key("model").value(file).key("threads").value(static_cast<int64_t>(thread_count));
+    json.begin_object().key("model").value(file).key("device").value(device.device);
+    json.key("threads").value(static_cast<int64_t>(thread_count));
     json.key("results").begin_array();
     for (const DreamThroughput& r : results)
       json.begin_object().key("batch").value(r.batch).key("steps").value(r.steps).key("steps_per_s").value(r.steps_per_s).end_object();
     json.end_array().key("peak_rss_mib").value(peak_rss_mib()).end_object();
     std::printf("%s\n", json.str().c_str());
   } else {
-    std::printf("dream steps/s on %d threads (controller + MDN-RNN step + sampling, tau %.2f):\n", thread_count, tau);
+    std::printf("dream steps/s on %s, %d threads (controller + MDN-RNN step + sampling, tau %.2f):\n",
+                device.device.c_str(), thread_count, tau);
     for (const DreamThroughput& r : results)
       std::printf("  batch %5lld  %12.0f steps/s\n", static_cast<long long>(r.batch), r.steps_per_s);
     std::printf("peak RSS %.0f MiB\n", peak_rss_mib());
@@ -363,6 +368,7 @@ Subcommand worldmodel_command() {
                {"--threads", "", "T", "math threads (default: all cores; agent: 1)"},
                {"--batches", "", "LIST", "bench: dream batch sizes (default 1,64,1024)"},
                {"--seconds", "", "S", "bench: seconds per batch size (default 3)"},
+               {"--device", "", "DEV", "bench: cpu (default) or cuda[:N], where this LibTorch has CUDA and sees a GPU"},
                {"--tau", "", "TAU", "bench, agent: mixture temperature (default 1.0)"},
                {"--graphs", "", "LIST", "agent: zoo names or ONNX files"},
                {"--rates", "", "FILE", "agent: analytic cost rates (default: built-in)"},

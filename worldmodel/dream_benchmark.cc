@@ -8,11 +8,13 @@
 
 namespace graphworld {
 
-DreamThroughput measure_dream_throughput(const WorldModel& model, int64_t batch, double seconds, double tau,
-                                         uint64_t seed) {
-  const torch::Tensor& starts = model.impl().starts;
-  if (!starts.defined() || starts.size(0) == 0)
+DreamThroughput measure_dream_throughput(WorldModel& model, int64_t batch, double seconds, double tau, uint64_t seed,
+                                         const std::string& device) {
+  if (!model.impl().starts.defined() || model.impl().starts.size(0) == 0)
     throw UsageError("the world model has no real initial states to dream from (train it first)");
+  const torch::Device on(device);
+  model.impl().to_device(on);
+  const torch::Tensor& starts = model.impl().starts;
   torch::InferenceMode inference;
   DreamOptions options;
   options.batch = batch;
@@ -21,10 +23,11 @@ DreamThroughput measure_dream_throughput(const WorldModel& model, int64_t batch,
   options.seed = seed;
   DreamEnv dream(model, starts, options);
   DreamController controller = make_controller(model, seed);
+  controller->to(on);
   torch::Generator generator = at::detail::createCPUGenerator(seed);
   auto one_step = [&] {
     const ControllerOutput out = controller->forward(dream.z(), dream.hidden(), dream.mask());
-    dream.step(torch::multinomial(torch::softmax(out.logits, -1), 1, false, generator).squeeze(1));
+    dream.step(torch::multinomial(torch::softmax(out.logits, -1).to(torch::kCPU), 1, false, generator).squeeze(1));
   };
   for (int i = 0; i < 5; ++i) one_step();
   DreamThroughput result;

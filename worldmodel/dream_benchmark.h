@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "worldmodel/world_model.h"
 
@@ -16,9 +17,11 @@ struct DreamThroughput {
   double steps_per_s = 0;
 };
 
-// Runs for about `seconds` after a short warm-up, from the model's starts.
-// UsageError if the model has no starts (it was never trained).
-DreamThroughput measure_dream_throughput(const WorldModel& model, int64_t batch, double seconds, double tau,
-                                         uint64_t seed);
+// Runs for about `seconds` after a short warm-up, from the model's starts,
+// on `device` ("cpu" or "cuda:N": the model is moved there, and actions are
+// drawn on the CPU as a dream actor draws them). UsageError if the model
+// has no starts (it was never trained).
+DreamThroughput measure_dream_throughput(WorldModel& model, int64_t batch, double seconds, double tau, uint64_t seed,
+                                         const std::string& device = "cpu");
 
 }  // namespace graphworld

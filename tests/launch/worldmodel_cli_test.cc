@@ -62,6 +62,18 @@ TEST(WorldModelCli, TrainsFromARunsStoreAndEvaluatesOnIt) {
             0)
       << out;
   EXPECT_GT(number_after(out, "steps_per_s"), 0) << out;
+  // On cuda: the GPU where one is seen, else the CPU, saying why; an
+  // unknown device is a clear error.
+  ASSERT_EQ(run_command(graphworld_binary() + " worldmodel bench " + model + " --seconds 0.2 --batches 64 --device cuda --json",
+                        &out),
+            0)
+      << out;
+  EXPECT_GT(number_after(out, "steps_per_s"), 0) << out;
+  EXPECT_TRUE(out.find("\"device\":\"cuda:0\"") != std::string::npos ||
+              (out.find("\"device\":\"cpu\"") != std::string::npos && out.find("--device is cuda") != std::string::npos))
+      << out;
+  EXPECT_EQ(run_command(graphworld_binary() + " worldmodel bench " + model + " --device tpu", &out), 2) << out;
+  EXPECT_NE(out.find("--device must be cpu, cuda or cuda:N"), std::string::npos) << out;
 }
 
 TEST(WorldModelCli, DamagedStoresAndModelsAreRefusedNamingTheFile) {
