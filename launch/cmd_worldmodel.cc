@@ -376,7 +376,8 @@ Subcommand worldmodel_command() {
                {"--rounds", "", "N", "agent: rounds (default 6)"},
                {"--random-episodes", "", "N", "agent: random episodes per graph first (default 4)"},
                {"--random-steps", "", "N", "agent: rewrites per random episode before it stops (default 100; 0: no limit)"},
-               {"--step-cost", "", "PP", "agent: what each rewrite costs the controller in the dream (default 0.01)"},
+               {"--step-cost", "", "PP", "agent: what a rewrite that earns nothing costs the controller in the dream\n"
+                                                    "(a rewrite pays what its reward falls short of this; default 0.01)"},
                {"--episodes-per-round", "", "N", "agent: controller episodes per graph per round (default 1)"},
                {"--no-plan-checks", "", "", "agent: do not play the dream's greedy plan in the real graphs each round"},
                {"--dream-updates", "", "N", "agent: PPO updates in the dream per round (default 60)"},

@@ -70,8 +70,9 @@ const ConfigSchema& training_config_schema() {
     s.add_int("model_based.dream_horizon", 16, 1, 10000, "dream steps of each row per message");
     s.add_double("model_based.tau", 1.0, 0.01, 10.0, "the world model's sampling temperature in the dream");
     s.add_double("model_based.step_cost", 0.01, 0.0, 100.0,
-                 "what each rewrite costs the controller in the dream, in percentage points (NO-OP is free), "
-                 "so that it learns to stop when nothing more is gained");
+                 "what a rewrite that earns nothing costs the controller in the dream, in percentage points "
+                 "(NO-OP is free; a rewrite pays what its reward falls short of this), so that it learns to stop "
+                 "when nothing more is gained");
     s.add_int("model_based.latent_dim", 32, 1, 4096, "size of the latent z");
     s.add_int("model_based.hidden", 256, 1, 65536, "the MDN-RNN's LSTM width");
     s.add_int("model_based.components", 8, 1, 256, "Gaussians in the next-z mixture");

@@ -70,6 +70,13 @@ DreamBatch collect_dream_batch(DreamEnv& env, DreamController& controller, int32
   return batch;
 }
 
+torch::Tensor controller_rewards(const torch::Tensor& predicted, const torch::Tensor& action, int64_t noop,
+                                 double step_cost) {
+  const torch::Tensor reward = predicted.to(torch::kFloat);
+  const torch::Tensor charge = (step_cost - reward).clamp(0.0, step_cost) * (action != noop).to(torch::kFloat);
+  return reward - charge;
+}
+
 DreamUpdateReport learn_from_dream_batch(DreamController& controller, torch::optim::Optimizer& optimizer,
                                          const DreamBatch& batch, const PpoOptions& ppo, double step_cost,
                                          std::mt19937_64& rng) {
@@ -82,7 +89,7 @@ DreamUpdateReport learn_from_dream_batch(DreamController& controller, torch::opt
 
   // GAE per row, with the learner's estimator.
   const int64_t noop = batch.mask.size(1) - 1;
-  const torch::Tensor reward = (batch.reward.to(torch::kFloat) - step_cost * (batch.action != noop).to(torch::kFloat)).contiguous();
+  const torch::Tensor reward = controller_rewards(batch.reward, batch.action, noop, step_cost).contiguous();
   const torch::Tensor value = batch.value.to(torch::kFloat).contiguous();
   const torch::Tensor done = batch.done.to(torch::kUInt8).contiguous(), boot = batch.bootstrap.to(torch::kFloat).contiguous();
   std::vector<float> adv_all(static_cast<size_t>(n)), ret_all(adv_all.size());

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "worldmodel/dream_trainer.h"
 #include "worldmodel/mdn_rnn.h"
 #include "worldmodel/world_model.h"
 #include "worldmodel/world_model_modules.h"
@@ -143,6 +144,18 @@ TEST(WorldModelTargets, EpisodesCutOffByTheHorizonDoNotRaiseTheApplicationClamp)
   // With no episode ending before the horizon, cut-off ones are all there is.
   m.set_support({data[2]});
   EXPECT_TRUE(torch::equal(m.applications_max, torch::tensor({1.0f, 4.0f}))) << m.applications_max;
+}
+
+TEST(WorldModelTargets, ARewriteIsChargedWhatItFallsShortOfTheStepCost) {
+  // Rewrites (actions 0, 1) earning 0.05, 0.004, 0 and -0.02 with a step
+  // cost of 0.01: charged 0, 0.006, 0.01 and 0.01. NO-OP (2) is free.
+  const torch::Tensor predicted = torch::tensor({0.05f, 0.004f, 0.0f, -0.02f, 0.0f});
+  const torch::Tensor action = torch::tensor({0, 1, 0, 1, 2}, torch::kInt64);
+  const torch::Tensor got = controller_rewards(predicted, action, 2, 0.01);
+  const torch::Tensor want = torch::tensor({0.05f, -0.002f, -0.01f, -0.03f, 0.0f});
+  EXPECT_TRUE(torch::allclose(got, want, 0.0, 1e-7)) << got;
+  // Without a step cost nothing changes.
+  EXPECT_TRUE(torch::equal(controller_rewards(predicted, action, 2, 0.0), predicted));
 }
 
 }  // namespace
