@@ -64,6 +64,9 @@ const ConfigSchema& training_config_schema() {
     s.add_bool("model_based.verify_plans", true,
                "each round but the last, also play the dream's greedy plan per graph in the real graph, so the "
                "world model learns where its dream was wrong");
+    s.add_int("model_based.calibration_episodes", 4, 0, 100000,
+              "in the last round, the final controller's sampled episodes per graph that the world model learns from "
+              "before it predicts that controller against its greedy real episode");
     s.add_int("model_based.dream_updates", 60, 1, 10000000,
               "controller updates in the dream per round, one per dream actor message (the dream-to-real mix)");
     s.add_int("model_based.dream_rows", 256, 1, 65536, "dream environments a dream actor steps together");

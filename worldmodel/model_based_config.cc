@@ -15,6 +15,7 @@ ModelBasedOptions model_based_options_from(const Config& config) {
   o.episodes_per_round = int32("model_based.episodes_per_round");
   o.explore = config.get_double("model_based.explore");
   o.verify_dream_plans = config.get_bool("model_based.verify_plans");
+  o.calibration_episodes = int32("model_based.calibration_episodes");
   o.dream_updates = int32("model_based.dream_updates");
   o.dream_batch = config.get_int("model_based.dream_rows");
   o.dream_horizon = int32("model_based.dream_horizon");

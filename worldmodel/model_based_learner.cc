@@ -128,6 +128,16 @@ class ModelBasedLearner final : public LearnerExtension {
               " controller updates in the dream, mean predicted reduction " + format(dream_return_) + "%");
           const int32_t graphs = static_cast<int32_t>(options_.graphs.size());
           const bool last = round_ >= options_.agent.rounds;
+          if (last && options_.agent.calibration_episodes > 0) {
+            // The final controller's own real episodes first, for the world
+            // model to learn from before it predicts that controller.
+            log("round " + std::to_string(round_) + ": calibration: the final controller plays " +
+                std::to_string(options_.agent.calibration_episodes) + " sampled episodes per graph");
+            calibrating_ = true;
+            plans_ = 0;
+            enter(Phase::kReal, graphs * options_.agent.calibration_episodes);
+            return publish(report);
+          }
           plan_dreams();
           report.extra.emplace_back("dream_greedy_reduction_pct", dream_greedy_);
           plans_ = last || !options_.agent.verify_dream_plans ? 0 : static_cast<int32_t>(plans_by_graph_.size());
@@ -139,7 +149,9 @@ class ModelBasedLearner final : public LearnerExtension {
         if (episodes_in_phase_ < wanted_) return ask_again(report);
         log("round " + std::to_string(round_) + ": " + std::to_string(episodes_in_phase_) +
             " controller episodes in the real graphs; " + std::to_string(real_steps_) + " real steps so far");
-        if (round_ >= options_.agent.rounds) {
+        if (calibrating_) {
+          start_training(/*next_round=*/false);
+        } else if (round_ >= options_.agent.rounds) {
           enter(Phase::kDone, 0);
         } else {
           start_training();
@@ -268,8 +280,8 @@ class ModelBasedLearner final : public LearnerExtension {
 
   // Trains the world model on a copy of the episodes so far, on its own
   // thread: real steps still arriving go to the next round.
-  void start_training() {
-    ++round_;
+  void start_training(bool next_round = true) {
+    if (next_round) ++round_;
     enter(Phase::kTraining, 0);
     if (!model_) {
       WorldModelInfo info;
@@ -343,6 +355,13 @@ class ModelBasedLearner final : public LearnerExtension {
     }
     dream_updates_ = 0;
     dreams_.clear();
+    if (calibrating_) {  // the controller is final: the dream now only predicts it
+      calibrating_ = false;
+      plan_dreams();
+      report.extra.emplace_back("dream_greedy_reduction_pct", dream_greedy_);
+      enter(Phase::kReal, static_cast<int32_t>(options_.graphs.size()));
+      return;
+    }
     enter(Phase::kDream, 0);
   }
 
@@ -365,8 +384,8 @@ class ModelBasedLearner final : public LearnerExtension {
     p.round = round_;
     p.ask = ask_;
     if (phase_ == Phase::kRandom || phase_ == Phase::kReal) p.real_episodes = wanted_;
-    if (phase_ == Phase::kReal) p.greedy_episodes = static_cast<int32_t>(options_.graphs.size());
-    p.explore = options_.agent.explore;
+    if (phase_ == Phase::kReal && !calibrating_) p.greedy_episodes = static_cast<int32_t>(options_.graphs.size());
+    p.explore = calibrating_ ? 0.0 : options_.agent.explore;  // as the in-process calibration
     p.random_steps = options_.agent.random_steps;
     p.dream = phase_ == Phase::kDream;
     if (phase_ == Phase::kReal)
@@ -389,6 +408,9 @@ class ModelBasedLearner final : public LearnerExtension {
   Clock::time_point last_counted_ = Clock::now();
   std::vector<std::vector<int32_t>> plans_by_graph_;  // the dream's greedy plans, per start
   int32_t plans_ = 0;                                 // how many of them real actors play this round
+  // The last round's calibration: its real episodes are sampled ones, and
+  // the training they start ends in the greedy evaluation, not a dream.
+  bool calibrating_ = false;
   std::map<std::pair<uint32_t, int32_t>, std::vector<StoredStep>> open_;  // per (actor, slot): its episode so far
   // Each episode goes to training or held out once, as it arrives (the
   // MDN-RNN keeps its weights across rounds).

@@ -17,7 +17,10 @@
 //             (model_based.verify_plans), then model_based.episodes_per_round
 //             sampled ones per graph (only the greedy ones in the last
 //             round). They measure the controller, show the world model
-//             where its dream was wrong, and feed it.
+//             where its dream was wrong, and feed it. The last round's
+//             greedy episodes wait for a calibration: the final
+//             controller's model_based.calibration_episodes sampled ones
+//             per graph, and the world model trained once more on them.
 //
 // Real steps reach it as stored steps; whole episodes are rebuilt by
 // replay (the same path as offline training from the store). Each phase

@@ -48,6 +48,15 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
                                               options.seed);
   DreamController controller{nullptr};
   std::unique_ptr<DreamTrainer> trainer;
+  auto train_world_model = [&](const std::vector<WorldEpisode>& train, const std::vector<WorldEpisode>& held,
+                               const WorldModelTrainOptions& world) {
+    result.model->train(train, held, world);
+    // Dreams start from every graph's real start, held-out episodes
+    // included: row g is graph g (each had random episodes).
+    std::vector<WorldEpisode> all = train;
+    all.insert(all.end(), held.begin(), held.end());
+    result.model->impl().set_starts(all);
+  };
 
   for (int32_t round = 1; round <= options.rounds; ++round) {
     WorldModelTrainOptions world = options.world;
@@ -56,12 +65,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
       world.encoder_epochs = 0;
       world.epochs = options.later_epochs;
     }
-    result.model->train(data, held_out, world);
-    // Dreams start from every graph's real start, held-out episodes
-    // included: row g is graph g (each had random episodes).
-    std::vector<WorldEpisode> all = data;
-    all.insert(all.end(), held_out.begin(), held_out.end());
-    result.model->impl().set_starts(all);
+    train_world_model(data, held_out, world);
 
     if (!trainer) {
       controller = make_controller(*result.model, options.seed);
@@ -83,6 +87,22 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
       if (r.episodes > 0) report.dream_return = r.mean_return;
     }
 
+    if (round == options.rounds && options.calibration_episodes > 0) {
+      // The final controller's own episodes, then the world model once
+      // more: the dream below predicts this controller, not the last one.
+      // Sampled without added exploration: random rules would break the
+      // long runs of one rule the calibration is there to show.
+      for (size_t g = 0; g < envs.size(); ++g)
+        for (int32_t e = 0; e < options.calibration_episodes; ++e) {
+          RealEpisodeResult sampled = real_controller_episode(*envs[g], static_cast<int32_t>(g), *result.model,
+                                                              controller, false, 0.0, rng, episode_seed++);
+          real_steps += sampled.steps;
+          add(std::move(sampled.episode));
+        }
+      world.encoder_epochs = 0;
+      world.epochs = options.later_epochs;
+      train_world_model(data, held_out, world);
+    }
     const std::vector<DreamEpisode> predicted =
         dream_greedy_episodes(*result.model, controller, result.model->impl().starts, options.tau, options.seed);
     for (size_t g = 0; g < envs.size(); ++g) {

