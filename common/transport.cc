@@ -218,6 +218,12 @@ struct LearnerTransport::Impl {
     trajectories.set(zmq::sockopt::maxmsgsize, options.max_message_bytes);
     control.set(zmq::sockopt::maxmsgsize, options.max_message_bytes);
     control.set(zmq::sockopt::router_mandatory, true);  // a send to a gone actor fails instead of vanishing
+    // An actor that reconnects keeps its routing id. Without a handover the
+    // router refuses the new connection while it still holds the old one,
+    // which it does after a pause of its own (a stopped learner has not yet
+    // seen the actor's end close): the actor's messages are then dropped and
+    // the learner's replies go to the dead connection, both sides waiting.
+    control.set(zmq::sockopt::router_handover, true);
     control.set(zmq::sockopt::sndhwm, kBurstQueueMessages);
     parameters.set(zmq::sockopt::sndhwm, kBurstQueueMessages);
   }
