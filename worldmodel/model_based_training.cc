@@ -57,6 +57,15 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
     all.insert(all.end(), held.begin(), held.end());
     result.model->impl().set_starts(all);
   };
+  // `count` real episodes in graph g by the controller, sampled, learned from.
+  auto play_sampled = [&](size_t g, int32_t count, double explore) {
+    for (int32_t e = 0; e < count; ++e) {
+      RealEpisodeResult sampled = real_controller_episode(*envs[g], static_cast<int32_t>(g), *result.model, controller,
+                                                          false, explore, rng, episode_seed++);
+      real_steps += sampled.steps;
+      add(std::move(sampled.episode));
+    }
+  };
 
   for (int32_t round = 1; round <= options.rounds; ++round) {
     WorldModelTrainOptions world = options.world;
@@ -92,13 +101,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
       // more: the dream below predicts this controller, not the last one.
       // Sampled without added exploration: random rules would break the
       // long runs of one rule the calibration is there to show.
-      for (size_t g = 0; g < envs.size(); ++g)
-        for (int32_t e = 0; e < options.calibration_episodes; ++e) {
-          RealEpisodeResult sampled = real_controller_episode(*envs[g], static_cast<int32_t>(g), *result.model,
-                                                              controller, false, 0.0, rng, episode_seed++);
-          real_steps += sampled.steps;
-          add(std::move(sampled.episode));
-        }
+      for (size_t g = 0; g < envs.size(); ++g) play_sampled(g, options.calibration_episodes, 0.0);
       world.encoder_epochs = 0;
       world.epochs = options.later_epochs;
       train_world_model(data, held_out, world);
@@ -126,12 +129,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
         real_steps += count_steps(checked);
         for (WorldEpisode& e : checked) add(std::move(e));
       }
-      for (int32_t e = 0; e < options.episodes_per_round; ++e) {
-        RealEpisodeResult sampled = real_controller_episode(*envs[g], static_cast<int32_t>(g), *result.model,
-                                                            controller, false, options.explore, rng, episode_seed++);
-        real_steps += sampled.steps;
-        add(std::move(sampled.episode));
-      }
+      play_sampled(g, options.episodes_per_round, options.explore);
     }
     report.held_out = result.model->evaluate(held_out);
     report.real_steps = real_steps;

@@ -30,6 +30,20 @@ std::vector<float> summarize_observation(const Observation& observation) {
   return summary;
 }
 
+size_t useful_steps(const WorldEpisode& episode, int32_t max_steps) {
+  if (max_steps <= 0 || episode.steps.size() < static_cast<size_t>(max_steps)) return episode.steps.size();
+  double total = 0, best = 0;
+  size_t through = 0;
+  for (size_t t = 0; t < episode.steps.size(); ++t) {
+    total += episode.steps[t].reward;
+    if (total > best) {
+      best = total;
+      through = t + 1;
+    }
+  }
+  return through;
+}
+
 WorldStep world_step_from(const Observation& observation, Action action, double reward, bool done) {
   WorldStep step;
   step.summary = summarize_observation(observation);

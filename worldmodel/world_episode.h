@@ -49,6 +49,13 @@ struct WorldEpisode {
 
 WorldStep world_step_from(const Observation& observation, Action action, double reward, bool done);
 
+// How many of an episode's first steps show how often a rule can usefully
+// be applied: all of them, unless the episode ran into the horizon
+// (`max_steps`, 0: none); then only up to its best step, the first with its
+// highest reduction so far (0 if it never gained), because what follows is
+// mostly a controller caught in a loop.
+size_t useful_steps(const WorldEpisode& episode, int32_t max_steps);
+
 // Groups stored steps into episodes: each (actor, env slot) in store order,
 // an episode from its step 0 to its done. Observations are rebuilt by
 // replaying (`replay_visit` is ObservationReplay::replay's shape); steps

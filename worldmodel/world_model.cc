@@ -196,7 +196,7 @@ void WorldModel::Impl::set_starts(const std::vector<WorldEpisode>& episodes) {
   if (!steps.empty()) starts = encoder_inputs(steps);
 }
 
-void WorldModel::Impl::set_support(const std::vector<WorldEpisode>& episodes) {
+void WorldModel::Impl::set_support(const std::vector<const WorldEpisode*>& episodes) {
   const int32_t v = vocabulary.size();
   constexpr float kUnseen = -std::numeric_limits<float>::infinity();
   std::vector<float> change(static_cast<size_t>(v), kUnseen), reward(static_cast<size_t>(v) + 1, kUnseen);
@@ -206,29 +206,13 @@ void WorldModel::Impl::set_support(const std::vector<WorldEpisode>& episodes) {
     return it != step.allowed.end() && *it == xfer ? static_cast<float>(step.locations[static_cast<size_t>(it - step.allowed.begin())])
                                                    : 0.0f;
   };
-  // An episode cut off by the horizon is often a controller caught in a
-  // loop (a rule and its inverse, back and forth) after it did its good
-  // work: its applications count up to its best step only (the first step
-  // with its highest reduction so far). The loop says nothing about how
-  // often a rule can usefully be applied, and counting it would let the
-  // dream loop for as long; leaving the whole episode out would hide how far
-  // the controller really got, and the dream would stop short of it.
-  auto counted_steps = [&](const WorldEpisode& e) {
-    if (info.max_steps <= 0 || static_cast<int32_t>(e.steps.size()) < info.max_steps) return e.steps.size();
-    double total = 0, best = 0;
-    size_t through = 0;
-    for (size_t t = 0; t < e.steps.size(); ++t) {
-      total += e.steps[t].reward;
-      if (total > best) {
-        best = total;
-        through = t + 1;
-      }
-    }
-    return through;
-  };
-  for (const WorldEpisode& e : episodes) {
+  // An episode that ran into the horizon counts up to its best step only
+  // (useful_steps): counting its loop would let the dream loop for as long,
+  // leaving it out whole would hide how far the controller really got.
+  for (const WorldEpisode* episode : episodes) {
+    const WorldEpisode& e = *episode;
     std::vector<float> applied(static_cast<size_t>(v), 0.0f);
-    const size_t counted = counted_steps(e);
+    const size_t counted = useful_steps(e, info.max_steps);
     for (size_t t = 0; t < e.steps.size(); ++t) {
       const WorldStep& step = e.steps[t];
       const int32_t index = vocabulary.index_of(step.xfer);
@@ -478,8 +462,8 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
   // weights: held-out episodes show them too (the held-out scores do not
   // pass through them). A run holds out every fifth episode as it arrives,
   // often a controller's best one.
-  std::vector<WorldEpisode> seen = train;
-  seen.insert(seen.end(), held_out.begin(), held_out.end());
+  std::vector<const WorldEpisode*> seen = pointers(train);
+  for (const WorldEpisode* e : pointers(held_out)) seen.push_back(e);
   m.set_support(seen);
 }
 

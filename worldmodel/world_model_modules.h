@@ -102,7 +102,7 @@ struct WorldModel::Impl {
   // alone lets the dream offer it for ever. Undefined: no clamps. Saved
   // with the model.
   torch::Tensor self_change_max, reward_max, applications_max;
-  void set_support(const std::vector<WorldEpisode>& episodes);
+  void set_support(const std::vector<const WorldEpisode*>& episodes);
   // Starts the reward's per-rule term at each rule's mean reward in
   // `episodes` (0 for rules they never apply), if it has not learned yet
   // (all zero): the LSTM's part then learns only what the state adds.

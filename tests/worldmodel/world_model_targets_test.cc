@@ -137,7 +137,7 @@ TEST(WorldModelTargets, EpisodesCutOffByTheHorizonRaiseTheApplicationClampOnlyUp
   std::vector<WorldEpisode> data = episodes();
   WorldModel model = model_of(data);
   WorldModel::Impl& m = model.impl();
-  m.set_support(data);
+  m.set_support({&data[0], &data[1], &data[2]});
   // Rule 2: twice in the second episode. Rule 5: once in the first; the
   // cut-off third episode is best after its first step (0.25, then 0.25,
   // 0.25, -0.75), so its later three applications do not count.
@@ -145,13 +145,13 @@ TEST(WorldModelTargets, EpisodesCutOffByTheHorizonRaiseTheApplicationClampOnlyUp
   // Rewards 0.25, 0, 0.25, -1: best after the third step, three of rule 5.
   WorldEpisode rising = data[2];
   rising.steps[2].reward = 0.25f;
-  m.set_support({data[0], rising});
+  m.set_support({&data[0], &rising});
   EXPECT_TRUE(torch::equal(m.applications_max, torch::tensor({1.0f, 3.0f}))) << m.applications_max;
   // An episode that ends before the horizon counts whole, losses included.
   WorldEpisode ended = data[2];
   ended.steps.pop_back();
   ended.steps.back().done = true;
-  m.set_support({ended});
+  m.set_support({&ended});
   EXPECT_TRUE(torch::equal(m.applications_max, torch::tensor({1.0f, 3.0f}))) << m.applications_max;
 }
 

@@ -15,6 +15,7 @@
 #include "worldmodel/controller.h"
 #include "worldmodel/dream_env.h"
 #include "worldmodel/dream_trainer.h"
+#include "worldmodel/world_episode.h"
 
 namespace graphworld {
 namespace {
@@ -107,18 +108,8 @@ TEST(WorldModel, ADreamNeverOffersAnActionItsPredictedMaskForbids) {
   std::vector<WorldEpisode> all = trained().train;
   all.insert(all.end(), trained().held_out.begin(), trained().held_out.end());
   for (const WorldEpisode& e : all) {
-    size_t counted = e.steps.size();
-    if (counted >= 40) {
-      double total = 0, best = 0;
-      counted = 0;
-      for (size_t t = 0; t < e.steps.size(); ++t)
-        if ((total += e.steps[t].reward) > best) {
-          best = total;
-          counted = t + 1;
-        }
-    }
     std::vector<float> applied(static_cast<size_t>(v), 0.0f);
-    for (size_t t = 0; t < counted; ++t)
+    for (size_t t = 0; t < useful_steps(e, 40); ++t)
       if (const int32_t i = model.vocabulary().index_of(e.steps[t].xfer); i >= 0 && i < v)
         most[static_cast<size_t>(i)] = std::max(most[static_cast<size_t>(i)], ++applied[static_cast<size_t>(i)]);
   }
