@@ -33,6 +33,12 @@ DreamController make_controller(const WorldModel& model, uint64_t seed) {
   return DreamController(model.config().latent_dim, model.config().hidden, model.vocabulary().size());
 }
 
+torch::Tensor sample_actions(const ControllerOutput& out, torch::Generator& generator) {
+  return torch::multinomial(torch::softmax(out.logits, -1).to(torch::kCPU), 1, false, generator)
+      .squeeze(1)
+      .to(out.logits.device());
+}
+
 std::string controller_to_bytes(DreamController& controller) {
   torch::serialize::OutputArchive archive;
   archive.write("shape", torch::tensor(std::vector<int64_t>{controller->latent_dim(), controller->hidden_dim(),

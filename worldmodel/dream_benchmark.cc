@@ -26,8 +26,7 @@ DreamThroughput measure_dream_throughput(WorldModel& model, int64_t batch, doubl
   controller->to(on);
   torch::Generator generator = at::detail::createCPUGenerator(seed);
   auto one_step = [&] {
-    const ControllerOutput out = controller->forward(dream.z(), dream.hidden(), dream.mask());
-    dream.step(torch::multinomial(torch::softmax(out.logits, -1).to(torch::kCPU), 1, false, generator).squeeze(1));
+    dream.step(sample_actions(controller->forward(dream.z(), dream.hidden(), dream.mask()), generator));
   };
   for (int i = 0; i < 5; ++i) one_step();
   DreamThroughput result;

@@ -40,10 +40,7 @@ DreamBatch collect_dream_batch(DreamEnv& env, DreamController& controller, int32
   batch.steps = horizon;
   for (int32_t t = 0; t < horizon; ++t) {
     const ControllerOutput out = controller->forward(env.z(), env.hidden(), env.mask());
-    // Drawn on the CPU generator wherever the dream runs (the same seed, the same dream).
-    const torch::Tensor action = torch::multinomial(torch::softmax(out.logits, -1).to(torch::kCPU), 1, false, generator)
-                                     .squeeze(1)
-                                     .to(out.logits.device());
+    const torch::Tensor action = sample_actions(out, generator);
     zs.push_back(env.z());
     hs.push_back(env.hidden());
     masks.push_back(env.mask());

@@ -302,11 +302,6 @@ class ModelBasedLearner final : public LearnerExtension {
     training_started_ = Clock::now();
     training_ = std::async(std::launch::async, [model = model_.get(), train = data_, held_out = held_out_, world] {
       model->train(train, held_out, world);
-      // Dreams start from every graph's real start, held-out episodes
-      // included: row g is training graph g (each had random episodes).
-      std::vector<WorldEpisode> all = train;
-      all.insert(all.end(), held_out.begin(), held_out.end());
-      model->impl().set_starts(all);
       model->info().trained_steps = count_steps(train) + count_steps(held_out);
       TrainingOutcome outcome;
       outcome.train_losses = model->losses(train);

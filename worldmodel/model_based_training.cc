@@ -48,15 +48,6 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
                                               options.seed);
   DreamController controller{nullptr};
   std::unique_ptr<DreamTrainer> trainer;
-  auto train_world_model = [&](const std::vector<WorldEpisode>& train, const std::vector<WorldEpisode>& held,
-                               const WorldModelTrainOptions& world) {
-    result.model->train(train, held, world);
-    // Dreams start from every graph's real start, held-out episodes
-    // included: row g is graph g (each had random episodes).
-    std::vector<WorldEpisode> all = train;
-    all.insert(all.end(), held.begin(), held.end());
-    result.model->impl().set_starts(all);
-  };
   // `count` real episodes in graph g by the controller, sampled, learned from.
   auto play_sampled = [&](size_t g, int32_t count, double explore) {
     for (int32_t e = 0; e < count; ++e) {
@@ -74,7 +65,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
       world.encoder_epochs = 0;
       world.epochs = options.later_epochs;
     }
-    train_world_model(data, held_out, world);
+    result.model->train(data, held_out, world);
 
     if (!trainer) {
       controller = make_controller(*result.model, options.seed);
@@ -104,7 +95,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
       for (size_t g = 0; g < envs.size(); ++g) play_sampled(g, options.calibration_episodes, 0.0);
       world.encoder_epochs = 0;
       world.epochs = options.later_epochs;
-      train_world_model(data, held_out, world);
+      result.model->train(data, held_out, world);
     }
     const std::vector<DreamEpisode> predicted =
         dream_greedy_episodes(*result.model, controller, result.model->impl().starts, options.tau, options.seed);

@@ -187,10 +187,10 @@ torch::Tensor WorldModel::Impl::encoder_inputs(const std::vector<WorldStep>& ste
   return torch::tensor(all).reshape({static_cast<int64_t>(steps.size()), encoder_input_dim()});
 }
 
-void WorldModel::Impl::set_starts(const std::vector<WorldEpisode>& episodes) {
+void WorldModel::Impl::set_starts(const std::vector<const WorldEpisode*>& episodes) {
   std::map<int32_t, const WorldStep*> first;
-  for (const WorldEpisode& e : episodes)
-    if (!e.steps.empty()) first.emplace(e.graph_index, &e.steps.front());
+  for (const WorldEpisode* e : episodes)
+    if (!e->steps.empty()) first.emplace(e->graph_index, &e->steps.front());
   std::vector<WorldStep> steps;
   for (const auto& [graph, step] : first) steps.push_back(*step);
   if (!steps.empty()) starts = encoder_inputs(steps);
@@ -457,13 +457,14 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
     for (size_t i = 0; i < params.size(); ++i) params[i].copy_(best[i]);
   }
   m.info.trained_steps = count_steps(train);
-  m.set_starts(train);
-  // The dream's bounds are facts about the real graphs, not learned
-  // weights: held-out episodes show them too (the held-out scores do not
-  // pass through them). A run holds out every fifth episode as it arrives,
-  // often a controller's best one.
+  // The dream's starts and bounds are facts about the real graphs, not
+  // learned weights: held-out episodes show them too (the held-out scores
+  // do not pass through them). A run holds out every fifth episode as it
+  // arrives, often a controller's best one, and a graph may have a start
+  // only there.
   std::vector<const WorldEpisode*> seen = pointers(train);
   for (const WorldEpisode* e : pointers(held_out)) seen.push_back(e);
+  m.set_starts(seen);
   m.set_support(seen);
 }
 

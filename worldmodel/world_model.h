@@ -87,8 +87,9 @@ class WorldModel {
 
   // Trains the encoder (options.encoder_epochs) and then the MDN-RNN on
   // `train`, reporting `held_out` losses each epoch and keeping the MDN-RNN
-  // epoch with the lowest held-out loss. Single-threaded math is
-  // deterministic given the seed.
+  // epoch with the lowest held-out loss. The dream's real starts and
+  // bounds (Impl::set_starts, set_support) come from both sets.
+  // Single-threaded math is deterministic given the seed.
   void train(const std::vector<WorldEpisode>& train, const std::vector<WorldEpisode>& held_out,
              const WorldModelTrainOptions& options);
   WorldModelHeadLosses losses(const std::vector<WorldEpisode>& episodes) const;

@@ -86,10 +86,10 @@ struct WorldModel::Impl {
   std::vector<float> encoder_input(const WorldStep& step) const;
   torch::Tensor encoder_inputs(const std::vector<WorldStep>& steps) const;
   // Real initial states to start dreams from: the first step of the first
-  // episode of each training graph (resets are deterministic), [S, E].
-  // Saved with the model.
+  // episode of each graph (resets are deterministic), [S, E], row g for
+  // graph g. Saved with the model.
   torch::Tensor starts;
-  void set_starts(const std::vector<WorldEpisode>& episodes);
+  void set_starts(const std::vector<const WorldEpisode*>& episodes);
   // What the training data supports, which the dream does not go beyond
   // (a controller trained in the dream hunts for predictions the data never
   // backed): per vocabulary rule, the largest change of its own location
