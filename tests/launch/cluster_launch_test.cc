@@ -61,6 +61,19 @@ class ClusterLaunch : public ::testing::Test {
     return at == std::string::npos ? out : out.substr(at + 9, out.find('"', at + 9) - at - 9);
   }
 
+  // What to print when a wait on a run fails: Slurm's word on the job
+  // (all of `launch status`), the run's events and the end of the job's
+  // output, where a learner or actor that stopped says why.
+  static std::string diagnosis(const std::string& run) {
+    std::string status;
+    gw("launch status " + run, &status);
+    const std::string id_text = read_file_text(run + "/slurm/job_id");
+    const std::string job_log = read_file_text(run + "/slurm/job-" + id_text.substr(0, id_text.find('\n')) + ".out");
+    const size_t from = job_log.size() > 4000 ? job_log.size() - 4000 : 0;
+    return "launch status:\n" + status + "\nevents.log:\n" + read_file_text(run + "/slurm/events.log") +
+           "\njob output (end):\n" + job_log.substr(from);
+  }
+
   static bool active(const std::string& state) {
     return state == "PENDING" || state == "RUNNING" || state == "CONFIGURING" || state == "COMPLETING" ||
            state == "REQUEUED";
@@ -203,7 +216,7 @@ TEST_F(ClusterLaunch, CancelResubmitAndRequeueResume) {
   // Two learner ranks: srun passes the stop signals to both, and only
   // rank 0 may act on them.
   ASSERT_EQ(gw("launch " + cluster + " learner.ranks_per_node=2", &out), 0) << out;
-  ASSERT_TRUE(wait_for(300, [&] { return read_metrics(run).size() >= 8; })) << job_state(run);
+  ASSERT_TRUE(wait_for(300, [&] { return read_metrics(run).size() >= 8; })) << diagnosis(run);
   ASSERT_EQ(gw("launch cancel " + run, &out), 0) << out;
   EXPECT_FALSE(active(job_state(run)));
   const std::string stopped_at = newest_checkpoint_of(run);
@@ -217,7 +230,7 @@ TEST_F(ClusterLaunch, CancelResubmitAndRequeueResume) {
   // Again, from the run folder's own copy of the cluster file.
   ASSERT_EQ(gw("launch " + run + "/slurm/cluster.yaml", &out), 0) << out;
   EXPECT_NE(out.find("resuming run"), std::string::npos) << out;
-  ASSERT_TRUE(wait_for(300, [&] { return read_metrics(run).back().update > first_stop + 4; })) << job_state(run);
+  ASSERT_TRUE(wait_for(300, [&] { return read_metrics(run).back().update > first_stop + 4; })) << diagnosis(run);
   EXPECT_NE(read_file_text(run + "/slurm/events.log").find("resuming from " + stopped_at), std::string::npos);
   // Updates go on from the checkpoint: no row is repeated or skipped.
   const std::vector<MetricsRow> rows = read_metrics(run);
@@ -228,12 +241,12 @@ TEST_F(ClusterLaunch, CancelResubmitAndRequeueResume) {
   run_command("scancel --batch --signal=USR1 " + job, &out);
   ASSERT_TRUE(wait_for(120, [&] {
     return read_file_text(run + "/slurm/events.log").find("requeueing") != std::string::npos;
-  })) << read_file_text(run + "/slurm/events.log");
+  })) << diagnosis(run);
   const int64_t requeued_at = checkpoint_update(newest_checkpoint_of(run));
   // Slurm holds a requeued job for two minutes; let it start now.
-  ASSERT_TRUE(wait_for(60, [&] { return job_state(run) == "PENDING"; })) << job_state(run);
+  ASSERT_TRUE(wait_for(60, [&] { return job_state(run) == "PENDING"; })) << diagnosis(run);
   run_command("scontrol update JobId=" + job + " StartTime=now", &out);
-  ASSERT_TRUE(wait_for(300, [&] { return read_metrics(run).back().update > requeued_at + 4; })) << job_state(run);
+  ASSERT_TRUE(wait_for(300, [&] { return read_metrics(run).back().update > requeued_at + 4; })) << diagnosis(run);
   EXPECT_NE(read_file_text(run + "/slurm/events.log").find("(restart 1) started"), std::string::npos);
   EXPECT_NE(read_file_text(run + "/slurm/events.log").find("resuming from " + run + "/checkpoints/ckpt-" +
                                                            std::to_string(requeued_at)),
