@@ -128,7 +128,7 @@ class ModelBasedLearner final : public LearnerExtension {
               " controller updates in the dream, mean predicted reduction " + format(dream_return_) + "%");
           const int32_t graphs = static_cast<int32_t>(options_.graphs.size());
           const bool last = round_ >= options_.agent.rounds;
-          if (last && options_.agent.calibration_episodes > 0) {
+          if (calibrates_after(options_.agent, round_)) {
             // The final controller's own real episodes first, for the world
             // model to learn from before it predicts that controller.
             log("round " + std::to_string(round_) + ": calibration: the final controller plays " +
@@ -149,12 +149,10 @@ class ModelBasedLearner final : public LearnerExtension {
         if (episodes_in_phase_ < wanted_) return ask_again(report);
         log("round " + std::to_string(round_) + ": " + std::to_string(episodes_in_phase_) +
             " controller episodes in the real graphs; " + std::to_string(real_steps_) + " real steps so far");
-        if (calibrating_) {
-          start_training(/*next_round=*/false);
-        } else if (round_ >= options_.agent.rounds) {
+        if (!calibrating_ && round_ >= options_.agent.rounds) {
           enter(Phase::kDone, 0);
         } else {
-          start_training();
+          start_training();  // the next round's, or the calibration's within this one
         }
         return publish(report);
       case Phase::kDone:
@@ -279,9 +277,10 @@ class ModelBasedLearner final : public LearnerExtension {
   }
 
   // Trains the world model on a copy of the episodes so far, on its own
-  // thread: real steps still arriving go to the next round.
-  void start_training(bool next_round = true) {
-    if (next_round) ++round_;
+  // thread: real steps still arriving go to the next round. The last
+  // round's calibration trains it once more within that round.
+  void start_training() {
+    if (!calibrating_) ++round_;
     enter(Phase::kTraining, 0);
     if (!model_) {
       WorldModelInfo info;
@@ -292,13 +291,8 @@ class ModelBasedLearner final : public LearnerExtension {
       model_ = std::make_unique<WorldModel>(options_.agent.model, XferVocabulary::from_episodes(data_, options_.num_xfers),
                                             info, options_.agent.seed);
     }
-    WorldModelTrainOptions world = options_.agent.world;
-    world.seed = options_.agent.seed + static_cast<uint64_t>(round_);
+    WorldModelTrainOptions world = world_model_training_for(options_.agent, round_, calibrating_);
     world.on_epoch = nullptr;
-    if (round_ > 1) {
-      world.encoder_epochs = 0;  // z keeps its meaning under the trained controller
-      world.epochs = options_.agent.later_epochs;
-    }
     training_started_ = Clock::now();
     training_ = std::async(std::launch::async, [model = model_.get(), train = data_, held_out = held_out_, world] {
       model->train(train, held_out, world);

@@ -12,6 +12,20 @@
 
 namespace graphworld {
 
+WorldModelTrainOptions world_model_training_for(const ModelBasedOptions& options, int32_t round, bool calibration) {
+  WorldModelTrainOptions world = options.world;
+  world.seed = options.seed + static_cast<uint64_t>(round);
+  if (round > 1 || calibration) {
+    world.encoder_epochs = 0;
+    world.epochs = options.later_epochs;
+  }
+  return world;
+}
+
+bool calibrates_after(const ModelBasedOptions& options, int32_t round) {
+  return round == options.rounds && options.calibration_episodes > 0;
+}
+
 ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std::vector<std::string>& names,
                                    int32_t num_xfers, const ModelBasedOptions& options,
                                    const std::function<void(const ModelBasedRound&)>& on_round,
@@ -59,13 +73,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
   };
 
   for (int32_t round = 1; round <= options.rounds; ++round) {
-    WorldModelTrainOptions world = options.world;
-    world.seed = options.seed + static_cast<uint64_t>(round);
-    if (round > 1) {
-      world.encoder_epochs = 0;
-      world.epochs = options.later_epochs;
-    }
-    result.model->train(data, held_out, world);
+    result.model->train(data, held_out, world_model_training_for(options, round, false));
 
     if (!trainer) {
       controller = make_controller(*result.model, options.seed);
@@ -87,15 +95,13 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
       if (r.episodes > 0) report.dream_return = r.mean_return;
     }
 
-    if (round == options.rounds && options.calibration_episodes > 0) {
+    if (calibrates_after(options, round)) {
       // The final controller's own episodes, then the world model once
       // more: the dream below predicts this controller, not the last one.
       // Sampled without added exploration: random rules would break the
       // long runs of one rule the calibration is there to show.
       for (size_t g = 0; g < envs.size(); ++g) play_sampled(g, options.calibration_episodes, 0.0);
-      world.encoder_epochs = 0;
-      world.epochs = options.later_epochs;
-      result.model->train(data, held_out, world);
+      result.model->train(data, held_out, world_model_training_for(options, round, true));
     }
     const std::vector<DreamEpisode> predicted =
         dream_greedy_episodes(*result.model, controller, result.model->impl().starts, options.tau, options.seed);

@@ -68,6 +68,18 @@ struct ModelBasedOptions {
   uint64_t seed = 0;
 };
 
+// The schedule's rules that this agent and the distributed learner
+// (model_based_learner.h) share; each drives the rounds its own way.
+//
+// How the world model trains in `round` (1-based): the encoder only in
+// round 1's first training, since z must keep its meaning under a trained
+// controller; later rounds and the last round's calibration retraining
+// train only the MDN-RNN, for later_epochs. Seeded per round.
+WorldModelTrainOptions world_model_training_for(const ModelBasedOptions& options, int32_t round, bool calibration);
+// Whether `round` ends, after its dream training, with calibration
+// episodes and a world model trained once more on them.
+bool calibrates_after(const ModelBasedOptions& options, int32_t round);
+
 struct GraphOutcome {
   std::string graph;
   double real_reduction = 0;   // greedy controller in the real env, percent
