@@ -23,7 +23,7 @@ WorldModelTrainOptions world_model_training_for(const ModelBasedOptions& options
 }
 
 bool calibrates_after(const ModelBasedOptions& options, int32_t round) {
-  return round == options.rounds && options.calibration_episodes > 0;
+  return round >= options.rounds && options.calibration_episodes > 0;  // >=: a run resumed with fewer rounds
 }
 
 ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std::vector<std::string>& names,
