@@ -3,10 +3,12 @@
 // after them. The dry-run and config tests need no cluster.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "common/rollout_store.h"
 #include "launch/cluster_config.h"
@@ -243,8 +245,13 @@ TEST_F(ClusterLaunch, CancelResubmitAndRequeueResume) {
     return read_file_text(run + "/slurm/events.log").find("requeueing") != std::string::npos;
   })) << diagnosis(run);
   const int64_t requeued_at = checkpoint_update(newest_checkpoint_of(run));
-  // Slurm holds a requeued job for two minutes; let it start now.
+  // Slurm holds a requeued job for two minutes; let it start sooner, but
+  // not within the second of the requeue: slurmd compares a credential's
+  // creation time with the old incarnation's revocation in whole seconds,
+  // and refuses a start in the same second ("Job credential revoked"),
+  // which fails the job.
   ASSERT_TRUE(wait_for(60, [&] { return job_state(run) == "PENDING"; })) << diagnosis(run);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
   run_command("scontrol update JobId=" + job + " StartTime=now", &out);
   ASSERT_TRUE(wait_for(300, [&] { return read_metrics(run).back().update > requeued_at + 4; })) << diagnosis(run);
   EXPECT_NE(read_file_text(run + "/slurm/events.log").find("(restart 1) started"), std::string::npos);
