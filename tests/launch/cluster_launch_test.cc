@@ -63,14 +63,23 @@ class ClusterLaunch : public ::testing::Test {
     return at == std::string::npos ? out : out.substr(at + 9, out.find('"', at + 9) - at - 9);
   }
 
+  // The run's Slurm job id (the first line of RUN/slurm/job_id).
+  static std::string job_id_of(const std::string& run) {
+    const std::string text = read_file_text(run + "/slurm/job_id");
+    return text.substr(0, text.find('\n'));
+  }
+
+  static std::string job_log_of(const std::string& run) {
+    return read_file_text(run + "/slurm/job-" + job_id_of(run) + ".out");
+  }
+
   // What to print when a wait on a run fails: Slurm's word on the job
   // (all of `launch status`), the run's events and the end of the job's
   // output, where a learner or actor that stopped says why.
   static std::string diagnosis(const std::string& run) {
     std::string status;
     gw("launch status " + run, &status);
-    const std::string id_text = read_file_text(run + "/slurm/job_id");
-    const std::string job_log = read_file_text(run + "/slurm/job-" + id_text.substr(0, id_text.find('\n')) + ".out");
+    const std::string job_log = job_log_of(run);
     const size_t from = job_log.size() > 4000 ? job_log.size() - 4000 : 0;
     return "launch status:\n" + status + "\nevents.log:\n" + read_file_text(run + "/slurm/events.log") +
            "\njob output (end):\n" + job_log.substr(from);
@@ -187,13 +196,13 @@ TEST_F(ClusterLaunch, RunsToItsEndOnSlurm) {
   EXPECT_NE(out.find("submitted job"), std::string::npos) << out;
   std::string state;
   EXPECT_TRUE(wait_for(300, [&] { return !active(state = job_state(run)); })) << state;
-  const std::string log = run + "/slurm/job-" + read_file_text(run + "/slurm/job_id").substr(0, read_file_text(run + "/slurm/job_id").find('\n')) + ".out";
-  EXPECT_EQ(state, "COMPLETED") << read_file_text(log);
+  const std::string log = job_log_of(run);  // read once the job has ended
+  EXPECT_EQ(state, "COMPLETED") << log;
   const int64_t updates = read_metrics(run).back().update;
-  EXPECT_NE(read_file_text(log).find("learner rank 1: rank 0 stopped after " + std::to_string(updates) + " updates"),
+  EXPECT_NE(log.find("learner rank 1: rank 0 stopped after " + std::to_string(updates) + " updates"),
             std::string::npos)
-      << read_file_text(log);
-  EXPECT_NE(read_file_text(run + "/slurm/events.log").find("finished"), std::string::npos) << read_file_text(log);
+      << log;
+  EXPECT_NE(read_file_text(run + "/slurm/events.log").find("finished"), std::string::npos) << log;
   EXPECT_FALSE(newest_checkpoint_of(run).empty());
   const std::vector<MetricsRow> rows = read_metrics(run);
   ASSERT_FALSE(rows.empty());
@@ -239,7 +248,7 @@ TEST_F(ClusterLaunch, CancelResubmitAndRequeueResume) {
   for (size_t i = 1; i < rows.size(); ++i) ASSERT_EQ(rows[i].update, rows[i - 1].update + 1) << "row " << i;
 
   // The time-limit warning.
-  const std::string job = read_file_text(run + "/slurm/job_id").substr(0, read_file_text(run + "/slurm/job_id").find('\n'));
+  const std::string job = job_id_of(run);
   run_command("scancel --batch --signal=USR1 " + job, &out);
   ASSERT_TRUE(wait_for(120, [&] {
     return read_file_text(run + "/slurm/events.log").find("requeueing") != std::string::npos;

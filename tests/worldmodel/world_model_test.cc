@@ -109,7 +109,8 @@ TEST(WorldModel, ADreamNeverOffersAnActionItsPredictedMaskForbids) {
   all.insert(all.end(), trained().held_out.begin(), trained().held_out.end());
   for (const WorldEpisode& e : all) {
     std::vector<float> applied(static_cast<size_t>(v), 0.0f);
-    for (size_t t = 0; t < useful_steps(e, 40); ++t)
+    const size_t counted = useful_steps(e, 40);
+    for (size_t t = 0; t < counted; ++t)
       if (const int32_t i = model.vocabulary().index_of(e.steps[t].xfer); i >= 0 && i < v)
         most[static_cast<size_t>(i)] = std::max(most[static_cast<size_t>(i)], ++applied[static_cast<size_t>(i)]);
   }
