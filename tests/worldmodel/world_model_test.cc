@@ -48,7 +48,9 @@ WorldModel trained_model(const std::vector<WorldEpisode>& train, const std::vect
   WorldModel model(config, XferVocabulary::from_episodes(train, static_cast<int32_t>(default_matcher().num_rules())),
                    info, 3);
   WorldModelTrainOptions options;
-  options.epochs = 60;
+  // 80, not 60: at 60 the held-out mask F1 sat at 0.9895-0.9901 and moved
+  // across the 0.99 target with the thread count alone; at 80, 0.9909-0.9914.
+  options.epochs = 80;
   options.seed = 5;
   options.on_epoch = [](const WorldModelEpochReport& r) {
     if (r.epoch % 20 == 0)
@@ -130,7 +132,10 @@ TEST(WorldModel, ADreamNeverOffersAnActionItsPredictedMaskForbids) {
     ASSERT_TRUE(mask.gather(1, action.unsqueeze(1)).all().item<bool>()) << "step " << step;
     applied.scatter_add_(1, action.clamp_max(v - 1).unsqueeze(1), (action < v).to(torch::kFloat).unsqueeze(1));
     ASSERT_TRUE((applied <= limit).all().item<bool>()) << "step " << step << ": a rule applied more often than in any episode";
-    const torch::Tensor done = dream.step(action).done;
+    const DreamStepResult result = dream.step(action);
+    // No action earns more in the dream than the data ever showed for it.
+    const torch::Tensor done = result.done;
+    ASSERT_TRUE((result.reward <= model.impl().reward_max.index_select(0, action)).all().item<bool>()) << "step " << step;
     applied.index_put_({done}, 0.0);
     ended += done.sum().item<int64_t>();
   }
