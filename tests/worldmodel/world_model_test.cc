@@ -134,10 +134,9 @@ TEST(WorldModel, ADreamNeverOffersAnActionItsPredictedMaskForbids) {
     ASSERT_TRUE((applied <= limit).all().item<bool>()) << "step " << step << ": a rule applied more often than in any episode";
     const DreamStepResult result = dream.step(action);
     // No action earns more in the dream than the data ever showed for it.
-    const torch::Tensor done = result.done;
     ASSERT_TRUE((result.reward <= model.impl().reward_max.index_select(0, action)).all().item<bool>()) << "step " << step;
-    applied.index_put_({done}, 0.0);
-    ended += done.sum().item<int64_t>();
+    applied.index_put_({result.done}, 0.0);
+    ended += result.done.sum().item<int64_t>();
   }
   EXPECT_GT(masked_seen, 0) << "the predicted masks forbid something";
   EXPECT_GT(ended, 0) << "dream episodes end";
