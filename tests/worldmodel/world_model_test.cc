@@ -62,7 +62,8 @@ WorldModel trained_model(const std::vector<WorldEpisode>& train, const std::vect
   return model;
 }
 
-// Trained once and shared: training takes a minute.
+// Trained once and shared by every test here (minutes; ctest runs them in
+// one process, tests/CMakeLists.txt ONE_PROCESS).
 struct Trained {
   std::vector<WorldEpisode> train, held_out;
   WorldModel model;
