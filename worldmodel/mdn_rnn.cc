@@ -9,19 +9,10 @@ MdnRnnImpl::MdnRnnImpl(MdnRnnConfig config) : config_(config) {
       config.components < 1)
     throw UsageError("an MDN-RNN needs positive latent_dim, action_dim, num_xfers, hidden and components");
   const int64_t k = config.components, d = config.latent_dim, n = config.num_xfers + 1;
-  if (config.bookkeeping_inputs < 0 || config.bookkeeping_inputs >= config.action_dim)
-    throw UsageError("an MDN-RNN's bookkeeping inputs must leave part of the action input for the LSTM");
-  const int64_t beside = config.bookkeeping_inputs;
-  lstm_ = register_module("lstm",
-                          torch::nn::LSTM(torch::nn::LSTMOptions(d + config.action_dim - beside, config.hidden)));
+  lstm_ = register_module("lstm", torch::nn::LSTM(torch::nn::LSTMOptions(d + config.action_dim, config.hidden)));
   mixture_head_ = register_module("mixture", torch::nn::Linear(config.hidden, k * (1 + 2 * d)));
   reward_head_ = register_module("reward", torch::nn::Linear(config.hidden, 1));
   done_head_ = register_module("done", torch::nn::Linear(config.hidden, 1));
-  // Linear heads over [h, bookkeeping] predicted masks worse (held-out mask
-  // F1 on NasRNN, five seeds: mean 0.973 against 0.983 with this layer):
-  // what a step changes depends on the counts non-linearly.
-  if (beside > 0)
-    bookkeeping_ = register_module("bookkeeping", torch::nn::Linear(config.hidden + beside, config.hidden));
   mask_head_ = register_module("mask", torch::nn::Linear(config.hidden, n));
   locations_head_ = register_module("locations", torch::nn::Linear(config.hidden, n));
   if (config.mask_leads_action) {
@@ -41,9 +32,7 @@ MdnRnnImpl::MdnRnnImpl(MdnRnnConfig config) : config_(config) {
 MdnRnnOutput MdnRnnImpl::forward(const torch::Tensor& z, const torch::Tensor& actions,
                                  const torch::optional<std::tuple<torch::Tensor, torch::Tensor>>& state) {
   const int64_t t = z.size(0), b = z.size(1), k = config_.components, d = config_.latent_dim;
-  const int64_t beside = config_.bookkeeping_inputs;
-  auto [lstm_out, new_state] =
-      lstm_->forward(torch::cat({z, actions.narrow(-1, beside, actions.size(-1) - beside)}, -1), state);
+  auto [lstm_out, new_state] = lstm_->forward(torch::cat({z, actions}, -1), state);
   // Dropout in training only: the heads otherwise learn the training
   // episodes by heart (mask F1 1.0 there, well below on held-out ones).
   const torch::Tensor hidden = torch::dropout(lstm_out, config_.dropout, is_training());
@@ -58,14 +47,12 @@ MdnRnnOutput MdnRnnImpl::forward(const torch::Tensor& z, const torch::Tensor& ac
   if (config_.action_one_hot_at >= 0)
     out.reward = out.reward + (actions.narrow(-1, config_.action_one_hot_at, config_.num_xfers + 1) * reward_by_choice_).sum(-1);
   out.done_logit = done_head_->forward(hidden).squeeze(-1);
-  const torch::Tensor head_input =
-      beside > 0 ? torch::relu(bookkeeping_->forward(torch::cat({hidden, actions.narrow(-1, 0, beside)}, -1))) : hidden;
-  out.mask_logits = mask_head_->forward(head_input);
+  out.mask_logits = mask_head_->forward(hidden);
   if (config_.mask_leads_action) {
     const torch::Tensor carried = (2 * actions.narrow(-1, 0, config_.num_xfers) - 1) * mask_carry_;
     out.mask_logits = out.mask_logits + torch::cat({carried, torch::zeros_like(out.mask_logits.narrow(-1, 0, 1))}, -1);
   }
-  out.location_change = locations_head_->forward(head_input);
+  out.location_change = locations_head_->forward(hidden);
   out.hidden = lstm_out;
   out.state = new_state;
   return out;

@@ -35,16 +35,6 @@ struct MdnRnnConfig {
   // -0.1 to -0.2 pp, and the controller learned to stop at once).
   int64_t action_one_hot_at = -1;
   double dropout = 0.0;  // on the LSTM's output, before the heads, in training mode
-  // The first `bookkeeping_inputs` entries of the action input (the world
-  // model's bookkeeping: the current mask and location counts) skip the
-  // LSTM: a layer over [h, bookkeeping] feeds the mask and location heads.
-  // h, which the controller reads, is then a function of the z and action
-  // sequences alone. A dream's counts are sums of predicted changes and
-  // drift from the real ones (a rule with one match worn away by small
-  // predicted losses); read by the LSTM, that drift moved h, and the
-  // controller chose differently in the dream than in the real graph from
-  // the same state. 0: everything goes through the LSTM.
-  int64_t bookkeeping_inputs = 0;
 };
 
 // One step's (or one sequence's) predictions. Leading dims [T, B].
@@ -110,7 +100,6 @@ class MdnRnnImpl : public torch::nn::Module {
   torch::nn::LSTM lstm_{nullptr};
   torch::nn::Linear mixture_head_{nullptr}, reward_head_{nullptr}, done_head_{nullptr}, mask_head_{nullptr},
       locations_head_{nullptr};
-  torch::nn::Linear bookkeeping_{nullptr};  // [h, bookkeeping] -> the mask and location heads' input
   torch::Tensor mask_carry_;  // [N]: how strongly the current mask carries over (mask_leads_action)
   torch::Tensor reward_by_choice_;  // [N + 1]: the reward's per-choice term (action_one_hot_at)
 };

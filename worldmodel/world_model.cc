@@ -21,9 +21,8 @@ static_assert(WorldModelHeadLosses::kRewardWeight == MdnRnnLosses::kRewardWeight
 
 constexpr const char* kWorldModelKind = "world-model";
 // 2: the data's support (self_change_max, reward_max); 3: applications_max;
-// 4: the reward's per-rule term (MdnRnnConfig::action_one_hot_at); 5: the
-// mask and counts skip the LSTM (MdnRnnConfig::bookkeeping_inputs).
-constexpr int64_t kWorldModelFormat = 5;
+// 4: the reward's per-rule term (MdnRnnConfig::action_one_hot_at).
+constexpr int64_t kWorldModelFormat = 4;
 // The summary's weight in the encoder's reconstruction loss: its entries
 // are small fractions, and the cost ratio among them is what rewards follow.
 constexpr double kSummaryWeight = 10.0;
@@ -162,7 +161,6 @@ WorldModel::Impl::Impl(WorldModelConfig c, XferVocabulary v, WorldModelInfo i)
   rc.mask_leads_action = true;  // rnn_condition() puts the mask first
   rc.action_one_hot_at = 2 * vocabulary.size();  // after the mask and the log locations
   rc.dropout = 0.2;
-  rc.bookkeeping_inputs = 2 * vocabulary.size();  // the mask and log locations, beside h (MdnRnnConfig)
   rnn = MdnRnn(rc);
   rnn->eval();  // train() switches dropout on while it trains
 }

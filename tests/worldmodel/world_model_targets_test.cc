@@ -118,36 +118,6 @@ TEST(WorldModelTargets, TheRewardHasATermPerChosenAction) {
   EXPECT_THROW(MdnRnn{config}, UsageError);
 }
 
-// The controller reads h in the dream and in the real graph alike; the
-// dream's mask and counts drift from the real ones, so they must not move h.
-TEST(WorldModelTargets, BookkeepingInputsReachTheHeadsButNotTheControllersHidden) {
-  MdnRnnConfig config;
-  config.latent_dim = 2;
-  config.num_xfers = 2;
-  config.action_dim = 7;          // mask [2], log locations [2], one-hot [3]
-  config.bookkeeping_inputs = 4;  // the mask and log locations
-  config.mask_leads_action = true;
-  config.hidden = 8;
-  config.components = 1;
-  torch::manual_seed(4);
-  MdnRnn rnn(config);
-  rnn->eval();
-  const torch::Tensor z = torch::tensor({0.3f, -0.2f}).reshape({1, 1, 2});
-  const torch::Tensor one_hot = torch::tensor({1.0f, 0.0f, 0.0f});
-  auto step = [&](const torch::Tensor& bookkeeping) {
-    return rnn->forward(z, torch::cat({bookkeeping, one_hot}).reshape({1, 1, 7}));
-  };
-  const MdnRnnOutput real = step(torch::tensor({1.0f, 1.0f, 0.17f, 0.0f}));
-  const MdnRnnOutput drifted = step(torch::tensor({1.0f, 0.0f, 0.05f, 0.9f}));
-  EXPECT_TRUE(torch::equal(real.hidden, drifted.hidden));
-  EXPECT_TRUE(torch::equal(std::get<1>(real.state), std::get<1>(drifted.state)));
-  EXPECT_FALSE(torch::allclose(real.mask_logits, drifted.mask_logits));
-  EXPECT_FALSE(torch::allclose(real.location_change, drifted.location_change));
-
-  config.bookkeeping_inputs = 7;  // nothing left for the LSTM
-  EXPECT_THROW(MdnRnn{config}, UsageError);
-}
-
 TEST(WorldModelTargets, RuleRewardsStartAtTheDataMeansOnce) {
   const std::vector<WorldEpisode> data = episodes();
   WorldModel model = model_of(data);
