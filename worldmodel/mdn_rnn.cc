@@ -9,7 +9,13 @@ MdnRnnImpl::MdnRnnImpl(MdnRnnConfig config) : config_(config) {
       config.components < 1)
     throw UsageError("an MDN-RNN needs positive latent_dim, action_dim, num_xfers, hidden and components");
   const int64_t k = config.components, d = config.latent_dim, n = config.num_xfers + 1;
-  lstm_ = register_module("lstm", torch::nn::LSTM(torch::nn::LSTMOptions(d + config.action_dim, config.hidden)));
+  const int64_t beside = config.bookkeeping_inputs;
+  if (beside < 0 || beside >= config.action_dim)
+    throw UsageError("an MDN-RNN's bookkeeping inputs must leave part of the action input for the controller's LSTM");
+  lstm_ = register_module("lstm", torch::nn::LSTM(torch::nn::LSTMOptions(d + config.action_dim - beside, config.hidden)));
+  if (beside > 0)
+    bookkeeping_lstm_ = register_module(
+        "bookkeeping_lstm", torch::nn::LSTM(torch::nn::LSTMOptions(d + config.action_dim, config.hidden)));
   mixture_head_ = register_module("mixture", torch::nn::Linear(config.hidden, k * (1 + 2 * d)));
   reward_head_ = register_module("reward", torch::nn::Linear(config.hidden, 1));
   done_head_ = register_module("done", torch::nn::Linear(config.hidden, 1));
@@ -32,12 +38,30 @@ MdnRnnImpl::MdnRnnImpl(MdnRnnConfig config) : config_(config) {
 MdnRnnOutput MdnRnnImpl::forward(const torch::Tensor& z, const torch::Tensor& actions,
                                  const torch::optional<std::tuple<torch::Tensor, torch::Tensor>>& state) {
   const int64_t t = z.size(0), b = z.size(1), k = config_.components, d = config_.latent_dim;
-  auto [lstm_out, new_state] = lstm_->forward(torch::cat({z, actions}, -1), state);
+  const int64_t beside = config_.bookkeeping_inputs, w = config_.hidden;
+  MdnRnnOutput out;
+  torch::Tensor lstm_out, bookkeeping_out;
+  if (beside == 0) {
+    std::tie(lstm_out, out.state) = lstm_->forward(torch::cat({z, actions}, -1), state);
+    bookkeeping_out = lstm_out;
+  } else {
+    torch::optional<std::tuple<torch::Tensor, torch::Tensor>> own, other;
+    if (state) {
+      own = std::make_tuple(std::get<0>(*state).narrow(-1, 0, w), std::get<1>(*state).narrow(-1, 0, w));
+      other = std::make_tuple(std::get<0>(*state).narrow(-1, w, w), std::get<1>(*state).narrow(-1, w, w));
+    }
+    auto [a_out, a_state] = lstm_->forward(torch::cat({z, actions.narrow(-1, beside, actions.size(-1) - beside)}, -1), own);
+    auto [b_out, b_state] = bookkeeping_lstm_->forward(torch::cat({z, actions}, -1), other);
+    lstm_out = a_out;
+    bookkeeping_out = b_out;
+    out.state = std::make_tuple(torch::cat({std::get<0>(a_state), std::get<0>(b_state)}, -1),
+                                torch::cat({std::get<1>(a_state), std::get<1>(b_state)}, -1));
+  }
   // Dropout in training only: the heads otherwise learn the training
   // episodes by heart (mask F1 1.0 there, well below on held-out ones).
-  const torch::Tensor hidden = torch::dropout(lstm_out, config_.dropout, is_training());
-  MdnRnnOutput out;
-  const torch::Tensor mix = mixture_head_->forward(hidden);  // [T, B, K (1 + 2D)]
+  const torch::Tensor hidden = torch::dropout(bookkeeping_out, config_.dropout, is_training());
+  const torch::Tensor z_hidden = beside == 0 ? hidden : torch::dropout(lstm_out, config_.dropout, is_training());
+  const torch::Tensor mix = mixture_head_->forward(z_hidden);  // [T, B, K (1 + 2D)]
   out.next_z.logits = mix.narrow(-1, 0, k);
   out.next_z.means = mix.narrow(-1, k, k * d).reshape({t, b, k, d});
   // Deviations kept within [e^-7, e^2]: a collapsing component would make
@@ -54,7 +78,6 @@ MdnRnnOutput MdnRnnImpl::forward(const torch::Tensor& z, const torch::Tensor& ac
   }
   out.location_change = locations_head_->forward(hidden);
   out.hidden = lstm_out;
-  out.state = new_state;
   return out;
 }
 

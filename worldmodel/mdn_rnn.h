@@ -35,6 +35,13 @@ struct MdnRnnConfig {
   // -0.1 to -0.2 pp, and the controller learned to stop at once).
   int64_t action_one_hot_at = -1;
   double dropout = 0.0;  // on the LSTM's output, before the heads, in training mode
+  // 0: one LSTM over (z, action input) drives every head and is h. Above
+  // 0: two LSTMs. The first skips the first `bookkeeping_inputs` entries
+  // of the action input (the world model's bookkeeping: the current mask
+  // and location counts), drives the next-z mixture and is h, what the
+  // controller reads; the second reads everything and drives the reward,
+  // done, mask and location heads. The state holds both, [.., 2 * hidden].
+  int64_t bookkeeping_inputs = 0;
 };
 
 // One step's (or one sequence's) predictions. Leading dims [T, B].
@@ -91,6 +98,8 @@ class MdnRnnImpl : public torch::nn::Module {
                        const torch::optional<std::tuple<torch::Tensor, torch::Tensor>>& state = torch::nullopt);
   MdnRnnLosses losses(const MdnRnnOutput& out, const MdnRnnTargets& targets) const;
   const MdnRnnConfig& config() const { return config_; }
+  // Width of the LSTM state (h, c): hidden, or twice that with two LSTMs.
+  int64_t state_width() const { return config_.bookkeeping_inputs > 0 ? 2 * config_.hidden : config_.hidden; }
   // [N + 1]: the reward's per-choice term (action_one_hot_at >= 0), for a
   // caller to start it from the data's mean rewards; undefined otherwise.
   torch::Tensor& reward_by_choice() { return reward_by_choice_; }
@@ -98,6 +107,7 @@ class MdnRnnImpl : public torch::nn::Module {
  private:
   MdnRnnConfig config_;
   torch::nn::LSTM lstm_{nullptr};
+  torch::nn::LSTM bookkeeping_lstm_{nullptr};  // bookkeeping_inputs > 0
   torch::nn::Linear mixture_head_{nullptr}, reward_head_{nullptr}, done_head_{nullptr}, mask_head_{nullptr},
       locations_head_{nullptr};
   torch::Tensor mask_carry_;  // [N]: how strongly the current mask carries over (mask_leads_action)

@@ -21,8 +21,9 @@ static_assert(WorldModelHeadLosses::kRewardWeight == MdnRnnLosses::kRewardWeight
 
 constexpr const char* kWorldModelKind = "world-model";
 // 2: the data's support (self_change_max, reward_max); 3: applications_max;
-// 4: the reward's per-rule term (MdnRnnConfig::action_one_hot_at).
-constexpr int64_t kWorldModelFormat = 4;
+// 4: the reward's per-rule term (MdnRnnConfig::action_one_hot_at); 5: the
+// config's separate_controller_memory.
+constexpr int64_t kWorldModelFormat = 5;
 // The summary's weight in the encoder's reconstruction loss: its entries
 // are small fractions, and the cost ratio among them is what rewards follow.
 constexpr double kSummaryWeight = 10.0;
@@ -161,6 +162,7 @@ WorldModel::Impl::Impl(WorldModelConfig c, XferVocabulary v, WorldModelInfo i)
   rc.mask_leads_action = true;  // rnn_condition() puts the mask first
   rc.action_one_hot_at = 2 * vocabulary.size();  // after the mask and the log locations
   rc.dropout = 0.2;
+  if (c.separate_controller_memory) rc.bookkeeping_inputs = 2 * vocabulary.size();  // the mask and log locations
   rnn = MdnRnn(rc);
   rnn->eval();  // train() switches dropout on while it trains
 }
@@ -539,7 +541,8 @@ std::string WorldModel::to_bytes() const {
   torch::serialize::OutputArchive archive;
   archive.write("format", torch::tensor(kWorldModelFormat));
   archive.write("config", torch::tensor(std::vector<int64_t>{m.config.latent_dim, m.config.hidden,
-                                                             m.config.components, m.config.encoder_hidden}));
+                                                             m.config.components, m.config.encoder_hidden,
+                                                             m.config.separate_controller_memory ? 1 : 0}));
   std::vector<int64_t> vocab(m.vocabulary.xfers().begin(), m.vocabulary.xfers().end());
   vocab.push_back(m.vocabulary.num_xfers());  // N last
   archive.write("vocabulary", torch::tensor(vocab));
@@ -564,8 +567,9 @@ WorldModel WorldModel::from_bytes(const std::string& payload, const std::string&
     throw FormatError(path + ": world model format " + std::to_string(format) + ", this build reads " +
                       std::to_string(kWorldModelFormat) + " (retrain it with `graphworld worldmodel train`)");
   const torch::Tensor c = read_tensor(archive, "config", path);
-  if (c.numel() != 4) throw FormatError(path + ": world model config has " + std::to_string(c.numel()) + " fields, not 4");
-  WorldModelConfig config{c[0].item<int64_t>(), c[1].item<int64_t>(), c[2].item<int64_t>(), c[3].item<int64_t>()};
+  if (c.numel() != 5) throw FormatError(path + ": world model config has " + std::to_string(c.numel()) + " fields, not 5");
+  WorldModelConfig config{c[0].item<int64_t>(), c[1].item<int64_t>(), c[2].item<int64_t>(), c[3].item<int64_t>(),
+                          c[4].item<int64_t>() != 0};
   const torch::Tensor v = read_tensor(archive, "vocabulary", path);
   if (v.numel() < 1) throw FormatError(path + ": world model vocabulary is empty");
   std::vector<int32_t> xfers;
@@ -621,7 +625,9 @@ std::string describe_world_model(const WorldModel& model) {
   std::ostringstream out;
   const WorldModelInfo& info = model.info();
   out << "world model: z " << model.config().latent_dim << ", LSTM " << model.config().hidden << ", "
-      << model.config().components << " Gaussians, " << model.vocabulary().size() << " of "
+      << model.config().components << " Gaussians"
+      << (model.config().separate_controller_memory ? " (controller's memory separate)" : "") << ", "
+      << model.vocabulary().size() << " of "
       << model.vocabulary().num_xfers() << " rules in its vocabulary, " << model.parameter_count() << " parameters\n";
   out << "trained on " << info.trained_steps << " real steps";
   if (!info.graphs.empty()) {

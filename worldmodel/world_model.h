@@ -28,6 +28,11 @@ struct WorldModelConfig {
   int64_t hidden = 256;         // the LSTM's width
   int64_t components = 8;       // K: Gaussians in the next-z mixture
   int64_t encoder_hidden = 128;
+  // The controller's h from an LSTM of its own over (z, a), beside the one
+  // that reads the mask and location counts and predicts them
+  // (MdnRnnConfig::bookkeeping_inputs). Off by default: an experiment
+  // (README, model-based trials), not the measured configuration.
+  bool separate_controller_memory = false;
 };
 
 // Where a world model came from and what it fits: the rules and features it

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "worldmodel/dream_env.h"
 #include "worldmodel/dream_trainer.h"
 #include "worldmodel/mdn_rnn.h"
 #include "worldmodel/world_model.h"
@@ -42,13 +43,15 @@ std::vector<WorldEpisode> episodes() {
           episode({step(5, 0.25f, false), step(5, 0.0f, false), step(5, 0.0f, false), step(5, -1.0f, true)})};
 }
 
-WorldModel model_of(const std::vector<WorldEpisode>& data) {
+WorldModel model_of(const std::vector<WorldEpisode>& data, bool separate_controller_memory = false) {
   WorldModelConfig config;
+  config.separate_controller_memory = separate_controller_memory;
   config.hidden = 16;
   config.latent_dim = 4;
   config.components = 2;
   WorldModelInfo info;
   info.max_steps = kMaxSteps;
+  info.feature_version = kObservationFeatureVersion;
   return WorldModel(config, XferVocabulary::from_episodes(data, kRules), info, 1);
 }
 
@@ -116,6 +119,68 @@ TEST(WorldModelTargets, TheRewardHasATermPerChosenAction) {
 
   config.action_one_hot_at = 3;  // would reach past the action input
   EXPECT_THROW(MdnRnn{config}, UsageError);
+}
+
+// With a separate controller memory, the controller's h follows z and the
+// actions alone: the dream's mask and counts, which drift from the real
+// ones, reach the heads that predict them but never h.
+TEST(WorldModelTargets, ASeparateControllerMemoryIgnoresTheBookkeepingAndCarriesBothStates) {
+  MdnRnnConfig config;
+  config.latent_dim = 2;
+  config.num_xfers = 2;
+  config.action_dim = 7;          // mask [2], log locations [2], one-hot [3]
+  config.bookkeeping_inputs = 4;  // the mask and log locations
+  config.mask_leads_action = true;
+  config.hidden = 8;
+  config.components = 1;
+  torch::manual_seed(4);
+  MdnRnn rnn(config);
+  rnn->eval();
+  ASSERT_EQ(rnn->state_width(), 16);
+  const torch::Tensor z = torch::tensor({0.3f, -0.2f, 0.1f, 0.5f}).reshape({2, 1, 2});
+  const torch::Tensor one_hot = torch::tensor({1.0f, 0.0f, 0.0f});
+  auto actions = [&](const torch::Tensor& first, const torch::Tensor& second) {
+    return torch::stack({torch::cat({first, one_hot}), torch::cat({second, one_hot})}).reshape({2, 1, 7});
+  };
+  const torch::Tensor real_bookkeeping = torch::tensor({1.0f, 1.0f, 0.17f, 0.0f});
+  const MdnRnnOutput real = rnn->forward(z, actions(real_bookkeeping, real_bookkeeping));
+  const MdnRnnOutput drifted = rnn->forward(z, actions(real_bookkeeping, torch::tensor({1.0f, 0.0f, 0.05f, 0.9f})));
+  EXPECT_TRUE(torch::equal(real.hidden, drifted.hidden));
+  EXPECT_TRUE(torch::equal(real.next_z.means, drifted.next_z.means));
+  EXPECT_FALSE(torch::allclose(real.mask_logits[1], drifted.mask_logits[1]));
+  EXPECT_FALSE(torch::allclose(real.location_change[1], drifted.location_change[1]));
+  ASSERT_EQ(std::get<0>(real.state).size(-1), 16);
+  // One step at a time, carrying the joined state, equals the sequence.
+  const MdnRnnOutput first = rnn->forward(z.narrow(0, 0, 1), actions(real_bookkeeping, real_bookkeeping).narrow(0, 0, 1));
+  const MdnRnnOutput second =
+      rnn->forward(z.narrow(0, 1, 1), actions(real_bookkeeping, real_bookkeeping).narrow(0, 1, 1), first.state);
+  EXPECT_TRUE(torch::allclose(second.hidden[0], real.hidden[1], 1e-5, 1e-6));
+  EXPECT_TRUE(torch::allclose(second.mask_logits[0], real.mask_logits[1], 1e-5, 1e-6));
+
+  config.bookkeeping_inputs = 7;  // nothing left for the controller's LSTM
+  EXPECT_THROW(MdnRnn{config}, UsageError);
+}
+
+TEST(WorldModelTargets, ASeparateControllerMemoryIsSavedWithTheModelAndDreamsRun) {
+  const std::vector<WorldEpisode> data = episodes();
+  WorldModel model = model_of(data, true);
+  const WorldModel loaded = WorldModel::from_bytes(model.to_bytes(), "memory.gwworld");
+  EXPECT_TRUE(loaded.config().separate_controller_memory);
+  EXPECT_EQ(loaded.impl().rnn->state_width(), 2 * loaded.config().hidden);
+  EXPECT_FALSE(WorldModel::from_bytes(model_of(data).to_bytes(), "plain.gwworld").config().separate_controller_memory);
+  WorldModel::Impl& m = model.impl();
+  std::vector<const WorldEpisode*> all;
+  for (const WorldEpisode& e : data) all.push_back(&e);
+  m.set_starts(all);
+  DreamOptions options;
+  options.batch = 3;
+  options.max_steps = kMaxSteps;
+  DreamEnv dream(model, m.starts, options);
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_EQ(dream.hidden().size(1), model.config().hidden);
+    const torch::Tensor noop = torch::full({3}, static_cast<int64_t>(m.vocabulary.size()), torch::kInt64);
+    dream.step(noop);  // NO-OP is always allowed, and restarts every row
+  }
 }
 
 TEST(WorldModelTargets, RuleRewardsStartAtTheDataMeansOnce) {
