@@ -65,7 +65,7 @@ DreamEnv::DreamEnv(const WorldModel& model, const torch::Tensor& starts, DreamOp
   start_locations_ = x.narrow(1, kSummaryDim + v, v);
   const int64_t b = options.batch;
   z_ = torch::zeros({b, model_->config.latent_dim}, on);
-  hidden_ = torch::zeros({b, model_->config.hidden}, on);
+  hidden_width_ = model_->config.hidden;
   h_ = torch::zeros({b, model_->rnn->state_width()}, on);
   c_ = torch::zeros({b, model_->rnn->state_width()}, on);
   mask_ = torch::zeros({b, v + 1}, on.dtype(torch::kBool));
@@ -91,7 +91,6 @@ void DreamEnv::restart(const torch::Tensor& rows) {
   locations_.index_put_({index}, start_locations_.index_select(0, picks));
   counts_.index_put_({index}, WorldModel::Impl::location_counts(start_locations_.index_select(0, picks)));
   applied_.index_put_({index}, torch::zeros({n, applied_.size(1)}, torch::TensorOptions(device_)));
-  hidden_.index_put_({index}, torch::zeros({n, hidden_.size(1)}, torch::TensorOptions(device_)));
   h_.index_put_({index}, torch::zeros({n, h_.size(1)}, torch::TensorOptions(device_)));
   c_.index_put_({index}, torch::zeros({n, c_.size(1)}, torch::TensorOptions(device_)));
   steps_.index_put_({index}, 0);
@@ -137,7 +136,6 @@ DreamStepResult DreamEnv::step(const torch::Tensor& actions) {
     }
   }
   result.reward = torch::where(a == v, torch::zeros({b}, torch::TensorOptions(device_)), reward);
-  hidden_ = out.hidden.squeeze(0);
   h_ = std::get<0>(out.state).squeeze(0);
   c_ = std::get<1>(out.state).squeeze(0);
   GaussianMixture next{out.next_z.logits.squeeze(0), out.next_z.means.squeeze(0), out.next_z.log_sigma.squeeze(0)};

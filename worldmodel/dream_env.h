@@ -51,7 +51,9 @@ class DreamEnv {
 
   // What the controller sees for the current step.
   const torch::Tensor& z() const { return z_; }          // [B, D]
-  const torch::Tensor& hidden() const { return hidden_; }  // [B, H]
+  // [B, H]: the controller's h, the first H of the LSTM state (MdnRnnImpl
+  // keeps the controller's LSTM first in it).
+  torch::Tensor hidden() const { return h_.narrow(1, 0, hidden_width_); }
   const torch::Tensor& mask() const { return mask_; }    // [B, V + 1] bool
   const torch::Tensor& start_index() const { return start_; }  // [B] int64: the start each row's episode began from
 
@@ -69,8 +71,9 @@ class DreamEnv {
   torch::Generator generator_;
   torch::Tensor start_z_, start_mask_, start_locations_;  // [S, D], [S, V + 1], [S, V]
   int64_t next_start_ = 0;
-  torch::Tensor z_, hidden_, mask_, steps_, returns_, start_;
+  torch::Tensor z_, mask_, steps_, returns_, start_;
   torch::Tensor h_, c_;  // the LSTM state [B, MdnRnnImpl::state_width()]
+  int64_t hidden_width_ = 0;  // H
   torch::Tensor counts_;     // [B, V]: predicted match counts (fractional)
   torch::Tensor applied_;    // [B, V]: times each rule was applied in the row's episode
   torch::Tensor locations_;  // [B, V]: log(1 + counts) / 4, the rnn's input

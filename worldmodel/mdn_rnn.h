@@ -98,7 +98,8 @@ class MdnRnnImpl : public torch::nn::Module {
                        const torch::optional<std::tuple<torch::Tensor, torch::Tensor>>& state = torch::nullopt);
   MdnRnnLosses losses(const MdnRnnOutput& out, const MdnRnnTargets& targets) const;
   const MdnRnnConfig& config() const { return config_; }
-  // Width of the LSTM state (h, c): hidden, or twice that with two LSTMs.
+  // Width of the LSTM state (h, c): hidden, or twice that with two LSTMs,
+  // the controller's first (its h is the state's first `hidden` entries).
   int64_t state_width() const { return config_.bookkeeping_inputs > 0 ? 2 * config_.hidden : config_.hidden; }
   // [N + 1]: the reward's per-choice term (action_one_hot_at >= 0), for a
   // caller to start it from the data's mean rewards; undefined otherwise.
