@@ -117,7 +117,7 @@ int train_world_model(const CliArgs& args) {
   config.latent_dim = args.int_value("--latent", config.latent_dim);
   config.hidden = args.int_value("--hidden", config.hidden);
   config.components = args.int_value("--components", config.components);
-  config.separate_controller_memory = args.flag("--separate-controller-memory");
+  config.separate_controller_memory = !args.flag("--shared-controller-memory");
   WorldModelInfo info;
   info.rule_library_hash = data.rule_library_hash;
   info.feature_version = kObservationFeatureVersion;
@@ -262,7 +262,7 @@ int agent(const CliArgs& args) {
   options.step_cost = args.double_value("--step-cost", options.step_cost);
   options.seed = static_cast<uint64_t>(args.int_value("--seed", 0));
   options.model.hidden = args.int_value("--hidden", options.model.hidden);
-  options.model.separate_controller_memory = args.flag("--separate-controller-memory");
+  options.model.separate_controller_memory = !args.flag("--shared-controller-memory");
   const std::string out_dir = args.value_or("--output", "");
   if (!out_dir.empty()) std::filesystem::create_directories(out_dir);
   const bool json_out = args.flag("--json"), show_actions = args.flag("--actions");
@@ -367,9 +367,9 @@ Subcommand worldmodel_command() {
                {"--latent", "", "D", "train: size of z (default 32)"},
                {"--hidden", "", "H", "train, agent: LSTM width (default 256)"},
                {"--components", "", "K", "train: Gaussians in the next-z mixture (default 8)"},
-               {"--separate-controller-memory", "", "", "train, agent: the controller's h from an LSTM over (z, a) of\n"
-                                                        "its own, beside the one that reads the mask and counts (an\n"
-                                                        "experiment; see README)"},
+               {"--shared-controller-memory", "", "", "train, agent: one LSTM for the controller's h and the mask and\n"
+                                                      "count heads (default: the controller's h from an LSTM over\n"
+                                                      "(z, a) of its own; see worldmodel/README.md)"},
                {"--seed", "", "S", "train, agent: seed (default 0)"},
                {"--threads", "", "T", "math threads (default: all cores; agent: 1)"},
                {"--batches", "", "LIST", "bench: dream batch sizes (default 1,64,1024)"},

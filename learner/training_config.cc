@@ -79,6 +79,9 @@ const ConfigSchema& training_config_schema() {
     s.add_int("model_based.latent_dim", 32, 1, 4096, "size of the latent z");
     s.add_int("model_based.hidden", 256, 1, 65536, "the MDN-RNN's LSTM width");
     s.add_int("model_based.components", 8, 1, 256, "Gaussians in the next-z mixture");
+    s.add_bool("model_based.separate_controller_memory", true,
+               "the controller's h from an LSTM over (z, a) of its own, beside the one that reads and predicts the "
+               "mask and match counts (false: one LSTM for both)");
     s.add_int("model_based.encoder_epochs", 40, 0, 100000, "epochs of the latent encoder (first round only)");
     s.add_int("model_based.epochs", 100, 1, 100000, "MDN-RNN epochs in the first round");
     s.add_int("model_based.later_epochs", 40, 1, 100000, "MDN-RNN epochs in later rounds");

@@ -3,7 +3,7 @@
 // vocabulary (NO-OP last, always allowed) and the LSTM's state. A step
 // feeds (z_t, mask_t, locations_t, a_t) to the MDN-RNN and takes from its
 // output the reward, done, the next mask (logit > 0), the next location
-// counts and a z_{t+1} sampled at temperature tau. No graph and no real environment is touched: rows start
+// counts (moved by whole matches) and a z_{t+1} sampled at temperature tau. No graph and no real environment is touched: rows start
 // from real initial states given once (DreamStart), and that is all.
 //
 // An episode ends on predicted done, NO-OP, or max_steps; the row then
@@ -56,6 +56,9 @@ class DreamEnv {
   torch::Tensor hidden() const { return h_.narrow(1, 0, hidden_width_); }
   const torch::Tensor& mask() const { return mask_; }    // [B, V + 1] bool
   const torch::Tensor& start_index() const { return start_; }  // [B] int64: the start each row's episode began from
+  // [B, V]: each row's predicted match count per rule, whole numbers (0
+  // where the rule is not offered).
+  const torch::Tensor& counts() const { return counts_; }
 
   // `actions` [B] int64 vocabulary indices (V = NO-OP). Results are on the
   // model's device.
@@ -74,7 +77,7 @@ class DreamEnv {
   torch::Tensor z_, mask_, steps_, returns_, start_;
   torch::Tensor h_, c_;  // the LSTM state [B, MdnRnnImpl::state_width()]
   int64_t hidden_width_ = 0;  // H
-  torch::Tensor counts_;     // [B, V]: predicted match counts (fractional)
+  torch::Tensor counts_;     // [B, V]: predicted match counts (whole numbers)
   torch::Tensor applied_;    // [B, V]: times each rule was applied in the row's episode
   torch::Tensor locations_;  // [B, V]: log(1 + counts) / 4, the rnn's input
 };

@@ -24,6 +24,7 @@ ModelBasedOptions model_based_options_from(const Config& config) {
   o.model.latent_dim = config.get_int("model_based.latent_dim");
   o.model.hidden = config.get_int("model_based.hidden");
   o.model.components = config.get_int("model_based.components");
+  o.model.separate_controller_memory = config.get_bool("model_based.separate_controller_memory");
   o.world.encoder_epochs = int32("model_based.encoder_epochs");
   o.world.epochs = int32("model_based.epochs");
   o.later_epochs = int32("model_based.later_epochs");

@@ -30,9 +30,12 @@ struct WorldModelConfig {
   int64_t encoder_hidden = 128;
   // The controller's h from an LSTM of its own over (z, a), beside the one
   // that reads the mask and location counts and predicts them
-  // (MdnRnnConfig::bookkeeping_inputs). Off by default: an experiment
-  // (README, model-based trials), not the measured configuration.
-  bool separate_controller_memory = false;
+  // (MdnRnnConfig::bookkeeping_inputs). The dream's counts are its own
+  // predictions; read by the LSTM whose h the controller sees, their
+  // differences from the real counts made the controller choose otherwise
+  // in the dream than in the real graph (worldmodel/README.md). false: one
+  // LSTM for both, as in the World Models paper.
+  bool separate_controller_memory = true;
 };
 
 // Where a world model came from and what it fits: the rules and features it
