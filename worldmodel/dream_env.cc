@@ -146,7 +146,9 @@ DreamStepResult DreamEnv::step(const torch::Tensor& actions) {
   // negative number (-0.03 to -0.07 on NasRNN) wherever such rules
   // sometimes lose a match; kept as fractions and added up over 60 steps,
   // those wore a count of 10 down to 8.2 and ended the dream's run of that
-  // rule two applications before the real graph's. A rule is offered only
+  // rule two applications before the real graph's. (A change predicted
+  // within half a match of 0 is then no change at all: such a count stays,
+  // and the mask head and the application clamp end the rule.) A rule is offered only
   // where the mask head and its count agree, and with nothing left to apply
   // the episode ends, as a real one does ("no-match"). Nor is a rule
   // applied in one episode more often than any real episode applied it.

@@ -502,7 +502,16 @@ WorldModelAccuracy WorldModel::evaluate(const std::vector<WorldEpisode>& episode
     // Masks over the vocabulary (NO-OP is always allowed and not scored);
     // a successor's xfers outside the vocabulary are misses the model
     // cannot help.
-    const torch::Tensor predicted = (out.mask_logits.narrow(-1, 0, v) > 0).to(torch::kFloat);
+    // Scored as the dream offers it (dream_env.cc): the mask head, and a
+    // match left once the count head's change is added, in whole matches,
+    // the applied rule's own change no larger than the data showed.
+    torch::Tensor change = out.location_change.narrow(-1, 0, v);
+    if (m.self_change_max.defined() && v > 0)
+      change = torch::where(b.action.narrow(-1, 0, v) > 0.5, torch::minimum(change, m.self_change_max.view({1, 1, v})),
+                            change);
+    const torch::Tensor counts = Impl::location_counts(b.encoder_input.narrow(-1, kSummaryDim + v, v));
+    const torch::Tensor left = (counts + change.round()).clamp_min(0.0) >= 0.5;
+    const torch::Tensor predicted = ((out.mask_logits.narrow(-1, 0, v) > 0) & left).to(torch::kFloat);
     const torch::Tensor truth = y.next_mask.narrow(-1, 0, v);
     const torch::Tensor nv = y.next_valid.unsqueeze(-1);
     tp += (predicted * truth * nv).sum().item<double>();

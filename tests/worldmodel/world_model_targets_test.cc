@@ -191,36 +191,39 @@ TEST(WorldModelTargets, ASeparateControllerMemoryIsSavedWithTheModelAndDreamsRun
 // fractions would take it away after two steps), and -1.2 for rule 2,
 // which each step applies (three matches, gone after three steps).
 TEST(WorldModelTargets, DreamCountsMoveByWholeMatches) {
-  const std::vector<WorldEpisode> data = episodes();
-  WorldModel model = model_of(data);
-  WorldModel::Impl& m = model.impl();
-  ASSERT_EQ(m.vocabulary.size(), 2);  // rules 2 and 5, then NO-OP
-  std::vector<const WorldEpisode*> all;
-  for (const WorldEpisode& e : data) all.push_back(&e);
-  m.set_starts(all);
-  {
-    torch::NoGradGuard no_grad;
-    for (auto& p : m.rnn->named_parameters()) {
-      const std::string& name = p.key();
-      if (name == "locations.weight" || name == "mask.weight" || name == "done.weight") p.value().zero_();
-      if (name == "locations.bias") p.value().copy_(torch::tensor({-1.2f, -0.3f, 0.0f}));
-      if (name == "mask.bias") p.value().fill_(20.0f);    // every rule offered while it has a match
-      if (name == "done.bias") p.value().fill_(-20.0f);  // never done by the head
+  for (bool separate_controller_memory : {true, false}) {
+    SCOPED_TRACE(separate_controller_memory ? "separate controller memory" : "one LSTM");
+    const std::vector<WorldEpisode> data = episodes();
+    WorldModel model = model_of(data, separate_controller_memory);
+    WorldModel::Impl& m = model.impl();
+    ASSERT_EQ(m.vocabulary.size(), 2);  // rules 2 and 5, then NO-OP
+    std::vector<const WorldEpisode*> all;
+    for (const WorldEpisode& e : data) all.push_back(&e);
+    m.set_starts(all);
+    {
+      torch::NoGradGuard no_grad;
+      for (auto& p : m.rnn->named_parameters()) {
+        const std::string& name = p.key();
+        if (name == "locations.weight" || name == "mask.weight" || name == "done.weight") p.value().zero_();
+        if (name == "locations.bias") p.value().copy_(torch::tensor({-1.2f, -0.3f, 0.0f}));
+        if (name == "mask.bias") p.value().fill_(20.0f);    // every rule offered while it has a match
+        if (name == "done.bias") p.value().fill_(-20.0f);  // never done by the head
+      }
     }
+    DreamOptions options;
+    options.batch = 1;
+    options.max_steps = 10;
+    DreamEnv dream(model, m.starts, options);
+    ASSERT_TRUE(torch::equal(dream.counts(), torch::tensor({{3.0f, 1.0f}})));
+    const torch::Tensor rule_2 = torch::zeros({1}, torch::kInt64);
+    for (float left : {2.0f, 1.0f, 0.0f}) {
+      const DreamStepResult r = dream.step(rule_2);
+      ASSERT_FALSE(r.done[0].item<bool>());
+      EXPECT_TRUE(torch::equal(dream.counts(), torch::tensor({{left, 1.0f}}))) << dream.counts();
+    }
+    EXPECT_FALSE(dream.mask()[0][0].item<bool>()) << "rule 2 has no match left";
+    EXPECT_TRUE(dream.mask()[0][1].item<bool>()) << "rule 5 keeps its match";
   }
-  DreamOptions options;
-  options.batch = 1;
-  options.max_steps = 10;
-  DreamEnv dream(model, m.starts, options);
-  ASSERT_TRUE(torch::equal(dream.counts(), torch::tensor({{3.0f, 1.0f}})));
-  const torch::Tensor rule_2 = torch::zeros({1}, torch::kInt64);
-  for (float left : {2.0f, 1.0f, 0.0f}) {
-    const DreamStepResult r = dream.step(rule_2);
-    ASSERT_FALSE(r.done[0].item<bool>());
-    EXPECT_TRUE(torch::equal(dream.counts(), torch::tensor({{left, 1.0f}}))) << dream.counts();
-  }
-  EXPECT_FALSE(dream.mask()[0][0].item<bool>()) << "rule 2 has no match left";
-  EXPECT_TRUE(dream.mask()[0][1].item<bool>()) << "rule 5 keeps its match";
 }
 
 TEST(WorldModelTargets, RuleRewardsStartAtTheDataMeansOnce) {
