@@ -119,46 +119,38 @@ DreamStepResult DreamEnv::step(const torch::Tensor& actions) {
   // NO-OP changes nothing and earns nothing, as in the real environment.
   // No reward beyond the largest the data showed for the action, and no
   // rule's own count growing more than the data showed when it was
-  // applied: a controller trained in the dream otherwise learns to repeat
-  // a rule the model wrongly keeps offering and rewarding.
+  // applied (WorldModel::Impl::counts_after): a controller trained in the
+  // dream otherwise learns to repeat a rule the model wrongly keeps
+  // offering and rewarding.
   torch::Tensor reward = out.reward.squeeze(0);
-  torch::Tensor change = out.location_change.squeeze(0).narrow(1, 0, v);
-  // Each row's applied rule as a column index; NO-OP rows (not `applied`)
-  // point at the last rule and change nothing through it.
-  const torch::Tensor applied = a < v;
-  const torch::Tensor rule = a.clamp_max(std::max<int64_t>(v - 1, 0)).unsqueeze(1);
-  if (model_->reward_max.defined()) {
-    reward = torch::minimum(reward, model_->reward_max.index_select(0, a));
-    if (v > 0) {
-      const torch::Tensor own = change.gather(1, rule).squeeze(1);
-      const torch::Tensor capped = torch::where(applied, torch::minimum(own, model_->self_change_max.index_select(0, rule.squeeze(1))), own);
-      change = change.scatter(1, rule, capped.unsqueeze(1));
-    }
-  }
+  if (model_->reward_max.defined()) reward = torch::minimum(reward, model_->reward_max.index_select(0, a));
+  // Each row's applied rule, one-hot over the vocabulary (NO-OP rows: none).
+  const torch::Tensor applied =
+      v > 0 ? torch::one_hot(a.clamp_max(v - 1), v).to(torch::kFloat) * (a < v).to(torch::kFloat).unsqueeze(1)
+            : torch::zeros({b, 0}, torch::TensorOptions(device_));
   result.reward = torch::where(a == v, torch::zeros({b}, torch::TensorOptions(device_)), reward);
   h_ = std::get<0>(out.state).squeeze(0);
   c_ = std::get<1>(out.state).squeeze(0);
   GaussianMixture next{out.next_z.logits.squeeze(0), out.next_z.means.squeeze(0), out.next_z.log_sigma.squeeze(0)};
   z_ = sample_mixture(next, options_.tau, generator_).clamp(-1.0, 1.0);  // the encoder's range
-  // Counts move by whole matches, as real ones do: each predicted change is
-  // rounded to the nearest whole number. The location head predicts the
-  // mean change, and for a rule a step leaves alone that is a small
-  // negative number (-0.03 to -0.07 on NasRNN) wherever such rules
-  // sometimes lose a match; kept as fractions and added up over 60 steps,
-  // those wore a count of 10 down to 8.2 and ended the dream's run of that
-  // rule two applications before the real graph's. (A change predicted
-  // within half a match of 0 is then no change at all: such a count stays,
-  // and the mask head and the application clamp end the rule.) A rule is offered only
-  // where the mask head and its count agree, and with nothing left to apply
-  // the episode ends, as a real one does ("no-match"). Nor is a rule
-  // applied in one episode more often than any real episode applied it.
-  const torch::Tensor counts = (counts_ + change.round()).clamp_min(0.0);
+  // Counts move by whole matches, as real ones do (counts_after rounds
+  // each predicted change). The location head predicts the mean change,
+  // and for a rule a step leaves alone that is a small negative number
+  // (-0.03 to -0.07 on NasRNN) wherever such rules sometimes lose a match;
+  // kept as fractions and added up over 60 steps, those wore a count of 10
+  // down to 8.2 and ended the dream's run of that rule two applications
+  // before the real graph's. A change predicted within half a match of 0
+  // is then no change at all: such a count stays, and the mask head and
+  // the application clamp end the rule. A rule is offered only where the
+  // mask head and its count agree, and with nothing left to apply the
+  // episode ends, as a real one does ("no-match"). Nor is a rule applied
+  // in one episode more often than any real episode applied it.
+  const torch::Tensor counts = model_->counts_after(counts_, out.location_change.squeeze(0).narrow(1, 0, v), applied);
   mask_ = out.mask_logits.squeeze(0) > 0;
   mask_.narrow(1, 0, v).logical_and_(counts >= 0.5);
-  if (v > 0) {
-    applied_.scatter_add_(1, rule, applied.to(torch::kFloat).unsqueeze(1));
-    if (model_->applications_max.defined()) mask_.narrow(1, 0, v).logical_and_(applied_ < model_->applications_max);
-  }
+  applied_ += applied;
+  if (v > 0 && model_->applications_max.defined())
+    mask_.narrow(1, 0, v).logical_and_(applied_ < model_->applications_max);
   mask_.select(1, v).fill_(true);
   counts_ = counts * mask_.narrow(1, 0, v);
   locations_ = WorldModel::Impl::scaled_locations(counts_);

@@ -3,8 +3,9 @@
 // vocabulary (NO-OP last, always allowed) and the LSTM's state. A step
 // feeds (z_t, mask_t, locations_t, a_t) to the MDN-RNN and takes from its
 // output the reward, done, the next mask (logit > 0), the next location
-// counts (moved by whole matches) and a z_{t+1} sampled at temperature tau. No graph and no real environment is touched: rows start
-// from real initial states given once (DreamStart), and that is all.
+// counts (moved by whole matches) and a z_{t+1} sampled at temperature
+// tau. No graph and no real environment is touched: rows start from real
+// initial states given once (DreamStart), and that is all.
 //
 // An episode ends on predicted done, NO-OP, or max_steps; the row then
 // restarts from the next start (round robin), like a vectorised env.

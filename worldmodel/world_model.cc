@@ -198,6 +198,13 @@ void WorldModel::Impl::set_starts(const std::vector<const WorldEpisode*>& episod
   if (!steps.empty()) starts = encoder_inputs(steps);
 }
 
+torch::Tensor WorldModel::Impl::counts_after(const torch::Tensor& counts, torch::Tensor change,
+                                            const torch::Tensor& applied) const {
+  if (self_change_max.defined() && self_change_max.numel() > 0)
+    change = torch::where(applied > 0.5, torch::minimum(change, self_change_max), change);
+  return (counts + change.round()).clamp_min(0.0);
+}
+
 void WorldModel::Impl::set_support(const std::vector<const WorldEpisode*>& episodes) {
   const int32_t v = vocabulary.size();
   constexpr float kUnseen = -std::numeric_limits<float>::infinity();
@@ -503,14 +510,9 @@ WorldModelAccuracy WorldModel::evaluate(const std::vector<WorldEpisode>& episode
     // a successor's xfers outside the vocabulary are misses the model
     // cannot help.
     // Scored as the dream offers it (dream_env.cc): the mask head, and a
-    // match left once the count head's change is added, in whole matches,
-    // the applied rule's own change no larger than the data showed.
-    torch::Tensor change = out.location_change.narrow(-1, 0, v);
-    if (m.self_change_max.defined() && v > 0)
-      change = torch::where(b.action.narrow(-1, 0, v) > 0.5, torch::minimum(change, m.self_change_max.view({1, 1, v})),
-                            change);
-    const torch::Tensor counts = Impl::location_counts(b.encoder_input.narrow(-1, kSummaryDim + v, v));
-    const torch::Tensor left = (counts + change.round()).clamp_min(0.0) >= 0.5;
+    // match left once the count head's change is added.
+    const torch::Tensor left = m.counts_after(Impl::location_counts(b.encoder_input.narrow(-1, kSummaryDim + v, v)),
+                                              out.location_change.narrow(-1, 0, v), b.action.narrow(-1, 0, v)) >= 0.5;
     const torch::Tensor predicted = ((out.mask_logits.narrow(-1, 0, v) > 0) & left).to(torch::kFloat);
     const torch::Tensor truth = y.next_mask.narrow(-1, 0, v);
     const torch::Tensor nv = y.next_valid.unsqueeze(-1);

@@ -82,6 +82,11 @@ struct WorldModel::Impl {
   // Location counts from their encoder inputs (log(1 + count) / 4), and back.
   static torch::Tensor location_counts(const torch::Tensor& scaled) { return torch::round(torch::expm1(4.0 * scaled)); }
   static torch::Tensor scaled_locations(const torch::Tensor& counts) { return torch::log1p(counts) / 4.0; }
+  // Match counts [.., V] after a step, as the dream keeps them: `counts`
+  // plus the count head's `change`, in whole matches, never below 0; the
+  // applied rule's own change (where the one-hot `applied` [.., V] is 1) no
+  // larger than the data showed (self_change_max, once the support is set).
+  torch::Tensor counts_after(const torch::Tensor& counts, torch::Tensor change, const torch::Tensor& applied) const;
   // One step's encoder input, [E]; several, [S, E].
   std::vector<float> encoder_input(const WorldStep& step) const;
   torch::Tensor encoder_inputs(const std::vector<WorldStep>& steps) const;
