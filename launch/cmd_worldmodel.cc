@@ -257,6 +257,7 @@ int agent(const CliArgs& args) {
   options.episodes_per_round = static_cast<int32_t>(args.int_value("--episodes-per-round", options.episodes_per_round));
   options.verify_dream_plans = !args.flag("--no-plan-checks");
   options.calibration_episodes = static_cast<int32_t>(args.int_value("--calibration-episodes", options.calibration_episodes));
+  options.calibration_keeps_controller_memory = !args.flag("--calibration-moves-controller-memory");
   options.dream_updates = static_cast<int32_t>(args.int_value("--dream-updates", options.dream_updates));
   options.tau = args.double_value("--tau", options.tau);
   options.step_cost = args.double_value("--step-cost", options.step_cost);
@@ -387,6 +388,8 @@ Subcommand worldmodel_command() {
                {"--episodes-per-round", "", "N", "agent: controller episodes per graph per round (default 1)"},
                {"--no-plan-checks", "", "", "agent: do not play the dream's greedy plan in the real graphs each round"},
                {"--calibration-episodes", "", "N", "agent: the final controller's sampled episodes per graph that the world model learns from before it predicts that controller (default 4)"},
+               {"--calibration-moves-controller-memory", "", "", "agent: let that retraining move the controller's LSTM and\n"
+                                                                 "the next-z mixture too (default: only the bookkeeping half)"},
                {"--dream-updates", "", "N", "agent: PPO updates in the dream per round (default 60)"},
                {"--actions", "", "", "agent: print the rules the greedy controller chose, real and dreamed"},
                {"--json", "", "", "eval, bench, agent: one JSON object"},

@@ -67,6 +67,9 @@ const ConfigSchema& training_config_schema() {
     s.add_int("model_based.calibration_episodes", 4, 0, 100000,
               "in the last round, the final controller's sampled episodes per graph that the world model learns from "
               "before it predicts that controller against its greedy real episode");
+    s.add_bool("model_based.calibration_keeps_controller_memory", true,
+               "that retraining moves only the bookkeeping LSTM and the reward, done, mask and count heads; the "
+               "controller keeps reading the h it was trained on (needs separate_controller_memory)");
     s.add_int("model_based.dream_updates", 60, 1, 10000000,
               "controller updates in the dream per round, one per dream actor message (the dream-to-real mix)");
     s.add_int("model_based.dream_rows", 256, 1, 65536, "dream environments a dream actor steps together");

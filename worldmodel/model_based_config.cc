@@ -16,6 +16,7 @@ ModelBasedOptions model_based_options_from(const Config& config) {
   o.explore = config.get_double("model_based.explore");
   o.verify_dream_plans = config.get_bool("model_based.verify_plans");
   o.calibration_episodes = int32("model_based.calibration_episodes");
+  o.calibration_keeps_controller_memory = config.get_bool("model_based.calibration_keeps_controller_memory");
   o.dream_updates = int32("model_based.dream_updates");
   o.dream_batch = config.get_int("model_based.dream_rows");
   o.dream_horizon = int32("model_based.dream_horizon");

@@ -19,6 +19,7 @@ WorldModelTrainOptions world_model_training_for(const ModelBasedOptions& options
     world.encoder_epochs = 0;
     world.epochs = options.later_epochs;
   }
+  world.keep_controller_memory = calibration && options.calibration_keeps_controller_memory;
   return world;
 }
 

@@ -55,6 +55,10 @@ struct ModelBasedOptions {
   // saw, then predicts the final controller short. The evaluation episode
   // itself is never learned from before it is predicted.
   int32_t calibration_episodes = 4;
+  // That retraining moves only the bookkeeping half of the world model
+  // (WorldModelTrainOptions::keep_controller_memory): the controller was
+  // trained on the h of the model before it.
+  bool calibration_keeps_controller_memory = true;
   WorldModelConfig model;
   WorldModelTrainOptions world;    // encoder_epochs apply to the first round only
   int32_t later_epochs = 40;       // MDN-RNN epochs in later rounds

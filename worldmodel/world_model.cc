@@ -412,7 +412,26 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
   std::vector<torch::Tensor> train_z, held_z;
   for (const EpisodeBatch& b : train_batches) train_z.push_back(latent(b));
   for (const EpisodeBatch& b : held_batches) held_z.push_back(latent(b));
-  torch::optim::Adam optimizer(m.rnn->parameters(), torch::optim::AdamOptions(options.learning_rate));
+  // What this training may move: everything, or (keep_controller_memory)
+  // all but the controller's LSTM and the next-z mixture, which then take
+  // no gradient at all, so the clipping below sees only what moves.
+  std::vector<torch::Tensor> trained;
+  std::vector<torch::Tensor> kept;
+  for (const auto& p : m.rnn->named_parameters()) {
+    const bool controllers = p.key().rfind("lstm.", 0) == 0 || p.key().rfind("mixture.", 0) == 0;
+    if (options.keep_controller_memory && m.config.separate_controller_memory && controllers)
+      kept.push_back(p.value());
+    else
+      trained.push_back(p.value());
+  }
+  struct RequiresGradBack {
+    std::vector<torch::Tensor>& kept;
+    ~RequiresGradBack() {
+      for (torch::Tensor& t : kept) t.set_requires_grad(true);
+    }
+  } requires_grad_back{kept};
+  for (torch::Tensor& t : kept) t.set_requires_grad(false);
+  torch::optim::Adam optimizer(trained, torch::optim::AdamOptions(options.learning_rate));
   std::vector<size_t> order(train_batches.size());
   std::iota(order.begin(), order.end(), 0);
   // The weights of the epoch with the lowest held-out loss are kept: past
@@ -433,7 +452,7 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
       const torch::Tensor total = l.total(m.config.latent_dim);
       if (!std::isfinite(total.item<double>())) continue;  // a bad batch must not poison the weights
       total.backward();
-      torch::nn::utils::clip_grad_norm_(m.rnn->parameters(), 1.0);
+      torch::nn::utils::clip_grad_norm_(trained, 1.0);
       optimizer.step();
       const double w = b.valid.sum().item<double>();
       add_weighted(sum, to_doubles(l), w);

@@ -72,6 +72,12 @@ struct WorldModelTrainOptions {
   int32_t batch_episodes = 4;
   double learning_rate = 2e-3;
   uint64_t seed = 0;
+  // With the controller's own memory (WorldModelConfig::
+  // separate_controller_memory): train only the bookkeeping LSTM and the
+  // reward, done, mask and count heads, and keep the controller's LSTM and
+  // the next-z mixture as they are. A controller trained in the dream then
+  // reads, in the dream and in the real graph, the h it was trained on.
+  bool keep_controller_memory = false;
   std::function<void(const WorldModelEpochReport&)> on_epoch;  // progress, once per epoch
 };
 

@@ -37,6 +37,17 @@ TEST(ModelBasedSchedule, OnlyRoundOnesFirstTrainingMovesTheEncoder) {
   EXPECT_EQ(third.seed, 10u);
 }
 
+// The controller trained on the h of the model before the calibration:
+// only that retraining keeps the controller's memory, and only by default.
+TEST(ModelBasedSchedule, OnlyTheCalibrationKeepsTheControllersMemory) {
+  ModelBasedOptions options = schedule(3, 4);
+  EXPECT_FALSE(world_model_training_for(options, 1, false).keep_controller_memory);
+  EXPECT_FALSE(world_model_training_for(options, 3, false).keep_controller_memory);
+  EXPECT_TRUE(world_model_training_for(options, 3, true).keep_controller_memory);
+  options.calibration_keeps_controller_memory = false;
+  EXPECT_FALSE(world_model_training_for(options, 3, true).keep_controller_memory);
+}
+
 TEST(ModelBasedSchedule, OnlyTheLastRoundCalibratesAndOnlyWhenAsked) {
   EXPECT_FALSE(calibrates_after(schedule(3, 4), 2));
   EXPECT_TRUE(calibrates_after(schedule(3, 4), 3));

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "common/error.h"
 #include "worldmodel/dream_env.h"
@@ -180,6 +181,42 @@ TEST(WorldModelTargets, ASeparateControllerMemoryIsSavedWithTheModelAndDreamsRun
     ASSERT_EQ(dream.hidden().size(1), model.config().hidden);
     const torch::Tensor noop = torch::full({3}, static_cast<int64_t>(m.vocabulary.size()), torch::kInt64);
     dream.step(noop);  // NO-OP is always allowed, and restarts every row
+  }
+}
+
+// Training with keep_controller_memory moves the bookkeeping LSTM and the
+// reward, done, mask and count heads, and leaves the controller's LSTM and
+// the next-z mixture exactly as they were (the h a trained controller reads
+// stays the one it was trained on). Without the flag, all of them move.
+TEST(WorldModelTargets, KeepingTheControllerMemoryTrainsOnlyTheBookkeeping) {
+  const std::vector<WorldEpisode> data = episodes();
+  for (bool keep : {true, false}) {
+    SCOPED_TRACE(keep ? "kept" : "moved");
+    WorldModel model = model_of(data, true);
+    WorldModelTrainOptions first;
+    first.encoder_epochs = 3;
+    first.epochs = 3;
+    model.train(data, {}, first);
+    std::map<std::string, torch::Tensor> before;
+    for (const auto& p : model.impl().rnn->named_parameters()) before[p.key()] = p.value().detach().clone();
+    WorldModelTrainOptions again;
+    again.encoder_epochs = 0;
+    again.epochs = 5;
+    again.seed = 2;
+    again.keep_controller_memory = keep;
+    model.train(data, {}, again);
+    int moved_controllers = 0, moved_bookkeeping = 0;
+    for (const auto& p : model.impl().rnn->named_parameters()) {
+      const bool controllers = p.key().rfind("lstm.", 0) == 0 || p.key().rfind("mixture.", 0) == 0;
+      const bool moved = !torch::equal(before.at(p.key()), p.value());
+      (controllers ? moved_controllers : moved_bookkeeping) += moved ? 1 : 0;
+      EXPECT_TRUE(p.value().requires_grad()) << p.key() << " left frozen after training";
+    }
+    EXPECT_GT(moved_bookkeeping, 0);
+    if (keep)
+      EXPECT_EQ(moved_controllers, 0);
+    else
+      EXPECT_GT(moved_controllers, 0);
   }
 }
 
