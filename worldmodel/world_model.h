@@ -75,8 +75,9 @@ struct WorldModelTrainOptions {
   // With the controller's own memory (WorldModelConfig::
   // separate_controller_memory): train only the bookkeeping LSTM and the
   // reward, done, mask and count heads, and keep the controller's LSTM and
-  // the next-z mixture as they are. A controller trained in the dream then
-  // reads, in the dream and in the real graph, the h it was trained on.
+  // the next-z mixture as they are. With encoder_epochs 0 (z unchanged), a
+  // controller trained in the dream then reads, in the dream and in the
+  // real graph, the h it was trained on. Ignored with one LSTM.
   bool keep_controller_memory = false;
   std::function<void(const WorldModelEpochReport&)> on_epoch;  // progress, once per epoch
 };
