@@ -35,6 +35,13 @@ MdnRnnImpl::MdnRnnImpl(MdnRnnConfig config) : config_(config) {
   }
 }
 
+std::vector<torch::Tensor> MdnRnnImpl::controller_memory_parameters() const {
+  if (config_.bookkeeping_inputs == 0) return {};
+  std::vector<torch::Tensor> out = lstm_->parameters();
+  for (const torch::Tensor& p : mixture_head_->parameters()) out.push_back(p);
+  return out;
+}
+
 MdnRnnOutput MdnRnnImpl::forward(const torch::Tensor& z, const torch::Tensor& actions,
                                  const torch::optional<std::tuple<torch::Tensor, torch::Tensor>>& state) {
   const int64_t t = z.size(0), b = z.size(1), k = config_.components, d = config_.latent_dim;

@@ -104,6 +104,10 @@ class MdnRnnImpl : public torch::nn::Module {
   // [N + 1]: the reward's per-choice term (action_one_hot_at >= 0), for a
   // caller to start it from the data's mean rewards; undefined otherwise.
   torch::Tensor& reward_by_choice() { return reward_by_choice_; }
+  // With two LSTMs (bookkeeping_inputs > 0): what the controller's h and
+  // the next z come from, the controller's LSTM and the mixture head; the
+  // rest is the bookkeeping. Empty with one LSTM, which is both.
+  std::vector<torch::Tensor> controller_memory_parameters() const;
 
  private:
   MdnRnnConfig config_;

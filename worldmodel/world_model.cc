@@ -415,15 +415,11 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
   // What this training may move: everything, or (keep_controller_memory)
   // all but the controller's LSTM and the next-z mixture, which then take
   // no gradient at all, so the clipping below sees only what moves.
-  std::vector<torch::Tensor> trained;
-  std::vector<torch::Tensor> kept;
-  for (const auto& p : m.rnn->named_parameters()) {
-    const bool controllers = p.key().rfind("lstm.", 0) == 0 || p.key().rfind("mixture.", 0) == 0;
-    if (options.keep_controller_memory && m.config.separate_controller_memory && controllers)
-      kept.push_back(p.value());
-    else
-      trained.push_back(p.value());
-  }
+  std::vector<torch::Tensor> kept, trained;
+  if (options.keep_controller_memory) kept = m.rnn->controller_memory_parameters();
+  for (const torch::Tensor& p : m.rnn->parameters())
+    if (std::none_of(kept.begin(), kept.end(), [&](const torch::Tensor& k) { return k.is_same(p); }))
+      trained.push_back(p);
   struct RequiresGradBack {
     std::vector<torch::Tensor>& kept;
     ~RequiresGradBack() {
