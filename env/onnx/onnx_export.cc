@@ -16,6 +16,7 @@
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "env/onnx/export_spelling.h"
+#include "env/onnx/grouped_conv_spelling.h"
 #include "env/onnx/tensor_proto.h"
 #include "env/ops/resize_coordinates.h"
 #include "env/ops/constant_eval.h"
@@ -39,6 +40,9 @@ const char* activation_node_type(Activation act) {
 class Exporter {
  public:
   Exporter(const Graph& graph, onnx::GraphProto* out, bool spell) : g_(graph), out_(out), spell_(spell) {}
+
+  // After run(): grouped convs written with fewer, wider groups.
+  int64_t regrouped_convs() const { return regrouped_convs_; }
 
   void run() {
     std::vector<bool> live = g_.live_ops();
@@ -372,6 +376,35 @@ class Exporter {
     }
   }
 
+  // A grouped conv whose groups are narrower than onnxruntime's channel
+  // block, written with fewer groups and a block-diagonal kernel
+  // (grouped_conv_spelling.h). The original kernel is not written.
+  bool emit_regrouped_conv(OpId id) {
+    const Op& op = g_.op(id);
+    const int64_t groups = op.attrs.get_int(AttrKey::Group, 1);
+    if (groups <= 1 || op.outputs[0].shape.size() != 4 || !constant_[op.inputs[1].op]) return false;
+    const TensorInfo& kernel_info = g_.info(op.inputs[1]);
+    const Shape& w = kernel_info.shape;
+    if (kernel_info.dtype != DType::Float32 || w.size() != 4 || w[0] % groups != 0) return false;
+    const int64_t factor = regroup_factor(groups, w[1], w[0] / groups);
+    if (factor == 1) return false;
+    std::vector<std::string> inputs;
+    for (size_t k = 0; k < op.inputs.size(); ++k)
+      inputs.push_back(k == 1 ? tensor_initializer(op.name + "/W_regrouped",
+                                                   *regrouped_kernel(*folded_.at(op.inputs[1].op), groups, factor))
+                              : input_name(op.inputs[k]));
+    auto act = static_cast<Activation>(op.attrs.get_int(AttrKey::Activation, 0));
+    if (auto moved = spelling_.conv_activation.find(id); moved != spelling_.conv_activation.end()) act = moved->second;
+    onnx::NodeProto* n = node_with_activation("Conv", op.name, inputs, names_[id], act, op.attrs);
+    set_ints(n, "kernel_shape", {w[2], w[3]});
+    set_ints(n, "strides", op.attrs.get_ints(AttrKey::Strides, {1, 1}));
+    set_ints(n, "pads", op.attrs.get_ints(AttrKey::Pads, {0, 0, 0, 0}));
+    set_ints(n, "dilations", op.attrs.get_ints(AttrKey::Dilations, {1, 1}));
+    set_int(n, "group", groups / factor);
+    ++regrouped_convs_;
+    return true;
+  }
+
   // Conv's and ConvTranspose's window: the kernel from the weight's last two dims.
   void set_window_attributes(onnx::NodeProto* n, const Op& op) {
     const Shape& w = g_.info(op.inputs[1]).shape;
@@ -424,6 +457,7 @@ class Exporter {
     switch (op.type) {
       case OpType::Conv: {
         if (spell_ && emit_conv_runs(id)) return;
+        if (spell_ && emit_regrouped_conv(id)) return;
         set_window_attributes(main_node(id, "Conv"), op);
         return;
       }
@@ -624,6 +658,7 @@ class Exporter {
   onnx::GraphProto* out_;
   const bool spell_;
   ExportSpelling spelling_;
+  int64_t regrouped_convs_ = 0;
   std::vector<std::vector<std::string>> names_;
   std::set<std::string> used_;
   std::map<TensorRef, std::string> output_name_;
@@ -637,7 +672,7 @@ class Exporter {
 
 }  // namespace
 
-std::string export_onnx_bytes(const Graph& graph, const ExportOptions& options) {
+std::string export_onnx_bytes(const Graph& graph, const ExportOptions& options, ExportReport* report) {
   onnx::ModelProto model;
   model.set_ir_version(8);  // IR version of ONNX 1.12, which defines opset 17
   model.set_producer_name("graphworld");
@@ -647,7 +682,9 @@ std::string export_onnx_bytes(const Graph& graph, const ExportOptions& options) 
   opset->set_version(kExportOpset);
   onnx::GraphProto* out = model.mutable_graph();
   out->set_name("graphworld");
-  Exporter(graph, out, options.spell_for_fusing_runtimes).run();
+  Exporter exporter(graph, out, options.spell_for_fusing_runtimes);
+  exporter.run();
+  if (report) report->regrouped_convs = exporter.regrouped_convs();
   std::string bytes;
   if (!model.SerializeToString(&bytes))
     throw Error("serialising the ONNX model failed (it may exceed protobuf's 2 GiB limit)");

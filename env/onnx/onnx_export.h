@@ -10,7 +10,9 @@
 // becomes one conv per piece, for example.
 // Graph input and output names and shapes are those of the Graph, so a model
 // imported and exported again keeps its signature. Fused activations become
-// a separate activation node; Gelu becomes its erf formula.
+// a separate activation node; Gelu becomes its erf formula. A grouped conv
+// with groups narrower than onnxruntime's channel block is written with fewer,
+// wider groups (grouped_conv_spelling.h).
 #pragma once
 
 #include <string>
@@ -22,7 +24,8 @@ namespace graphworld {
 struct ExportOptions {
   std::string producer_version = "0.1.0";
   // Spell merged convs, moved activations and 2-D MatMuls the way runtimes
-  // that fuse (onnxruntime) want them (export_spelling.h). Off writes the
+  // that fuse (onnxruntime) want them (export_spelling.h), and grouped convs
+  // with narrow groups with wider ones (grouped_conv_spelling.h). Off writes the
   // graph as it is, merges included: for runtimes built on oneDNN, like
   // graphworld's executor, where a merged conv can pay.
   bool spell_for_fusing_runtimes = true;
@@ -30,8 +33,14 @@ struct ExportOptions {
 
 inline constexpr int64_t kExportOpset = 17;
 
-// Serialized ModelProto bytes.
-std::string export_onnx_bytes(const Graph& graph, const ExportOptions& options = {});
+// What the spelling changed beyond the graph itself.
+struct ExportReport {
+  // Grouped convs written with fewer, wider groups (grouped_conv_spelling.h).
+  int64_t regrouped_convs = 0;
+};
+
+// Serialized ModelProto bytes; `report`, when given, says what the spelling changed.
+std::string export_onnx_bytes(const Graph& graph, const ExportOptions& options = {}, ExportReport* report = nullptr);
 // Writes the model atomically (temp file + rename). Throws Error on I/O failure.
 void export_onnx_file(const Graph& graph, const std::string& path, const ExportOptions& options = {});
 // Writes serialized model bytes the same way.

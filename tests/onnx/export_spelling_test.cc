@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <map>
 
+#include "common/error.h"
 #include "env/onnx/export_spelling.h"
+#include "env/onnx/grouped_conv_spelling.h"
 #include "env/onnx/onnx_export.h"
 #include "env/onnx/onnx_import.h"
 #include "env/ops/executor.h"
@@ -242,6 +244,78 @@ TEST(ExportSpelling, TwoDimensionalMatMulWithoutAddIsGemm) {
   EXPECT_EQ(counts["Gemm"], 1) << "the MatMul an activation follows";
   EXPECT_EQ(counts["MatMul"], 2) << "MatMul+Add is left to the runtime's own Gemm fusion; 3-D stays MatMul";
   expect_equivalent(graph, bytes, "matmul_gemm");
+}
+
+// grouped_conv_spelling.h: the factor is the smallest that makes both
+// channels-per-group counts multiples of 16 and divides the groups, at most 4.
+TEST(ExportSpelling, RegroupFactorWidensNarrowGroupsToTheChannelBlock) {
+  EXPECT_EQ(regroup_factor(32, 4, 4), 4) << "ResNeXt 32x4d, first stage";
+  EXPECT_EQ(regroup_factor(32, 8, 8), 2) << "ResNeXt 32x4d, second stage";
+  EXPECT_EQ(regroup_factor(32, 16, 16), 1) << "already a block";
+  EXPECT_EQ(regroup_factor(1, 4, 4), 1) << "not grouped";
+  EXPECT_EQ(regroup_factor(64, 1, 1), 1) << "depthwise: onnxruntime runs it blocked as it is";
+  EXPECT_EQ(regroup_factor(32, 2, 2), 1) << "a factor of 8 costs more FLOPs than the block saves";
+  EXPECT_EQ(regroup_factor(6, 4, 4), 1) << "4 does not divide 6 groups";
+  EXPECT_EQ(regroup_factor(8, 8, 16), 2) << "input and output per group both count";
+  EXPECT_EQ(regroup_factor(9, 16, 8), 1) << "the factor 2 the outputs need does not divide 9 groups";
+}
+
+// Four groups of one output channel reading two input channels each, merged
+// two by two: each output row keeps its two weights in its own half.
+TEST(ExportSpelling, RegroupedKernelIsBlockDiagonalWithinEachMergedGroup) {
+  auto kernel = std::make_shared<TensorData>(DType::Float32, Shape{4, 2, 1, 1});
+  for (int i = 0; i < 8; ++i) kernel->floats()[i] = static_cast<float>(i + 1);
+  const auto wide = regrouped_kernel(*kernel, 4, 2);
+  ASSERT_EQ(wide->shape(), (Shape{4, 4, 1, 1}));
+  const std::vector<float> want = {1, 2, 0, 0,   // output 0: group 0, first half of merged group 0
+                                   0, 0, 3, 4,   // output 1: group 1, second half
+                                   5, 6, 0, 0,   // output 2: group 2, first half of merged group 1
+                                   0, 0, 7, 8};  // output 3: group 3
+  EXPECT_EQ(std::vector<float>(wide->floats(), wide->floats() + 16), want);
+  EXPECT_THROW(regrouped_kernel(*kernel, 4, 3), GraphError) << "3 does not divide 4 groups";
+}
+
+// A ResNeXt-style 3x3 conv of 16 groups of 4 channels (with its Relu) is
+// written as 4 groups of 16; the original kernel is not shipped; depthwise
+// convs and the as-searched spelling keep their groups.
+TEST(ExportSpelling, NarrowGroupedConvIsWrittenWithWiderGroups) {
+  GraphBuilder b(16);
+  TensorRef x = b.input("x", {1, 64, 6, 6});
+  TensorRef grouped = b.add1(OpType::Conv, {x, b.random_weight({64, 4, 3, 3}, -1, 1), b.random_weight({64}, -1, 1)},
+                             {{AttrKey::Group, int64_t{16}}, {AttrKey::Pads, Ints{1, 1, 1, 1}},
+                              {AttrKey::Strides, Ints{2, 2}}, {AttrKey::Activation, int64_t(Activation::Relu)}},
+                             "grouped");
+  TensorRef depthwise = b.add1(OpType::Conv, {grouped, b.random_weight({64, 1, 3, 3}, -1, 1)},
+                               {{AttrKey::Group, int64_t{64}}, {AttrKey::Pads, Ints{1, 1, 1, 1}}}, "depthwise");
+  b.output(depthwise, "y");
+  const Graph graph = b.finish();
+  ExportReport report;
+  const std::string bytes = export_onnx_bytes(graph, {}, &report);
+  EXPECT_EQ(report.regrouped_convs, 1);
+  const onnx::ModelProto model = parse(bytes);
+  std::map<int64_t, std::vector<int64_t>> kernel_dims_by_group;
+  for (const auto& node : model.graph().node()) {
+    if (node.op_type() != "Conv") continue;
+    for (const auto& init : model.graph().initializer())
+      if (init.name() == node.input(1))
+        kernel_dims_by_group[attribute(node, "group")->i()] = {init.dims().begin(), init.dims().end()};
+  }
+  EXPECT_EQ(kernel_dims_by_group[4], (Ints{64, 16, 3, 3})) << "16 groups of 4 written as 4 groups of 16";
+  EXPECT_EQ(kernel_dims_by_group[64], (Ints{64, 1, 3, 3})) << "the depthwise conv keeps its groups";
+  for (const auto& init : model.graph().initializer())
+    EXPECT_FALSE(init.dims_size() == 4 && init.dims(1) == 4) << "the narrow kernel is not shipped";
+  EXPECT_EQ(op_counts(model)["Relu"], 1);
+  expect_equivalent(graph, bytes, "regrouped_conv");
+  ExportOptions as_searched;
+  as_searched.spell_for_fusing_runtimes = false;
+  ExportReport none;
+  const onnx::ModelProto plain = parse(export_onnx_bytes(graph, as_searched, &none));
+  EXPECT_EQ(none.regrouped_convs, 0);
+  for (const auto& node : plain.graph().node()) {
+    if (node.op_type() == "Conv") {
+      EXPECT_NE(attribute(node, "group")->i(), 4);
+    }
+  }
 }
 
 }  // namespace
