@@ -5,7 +5,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "env/onnx/onnx_export.h"
 #include "env/onnx/onnx_import.h"
+#include "env/ops/graph_builder.h"
 #include "env/rules/rule_library.h"
 #include "env/rules/rule_writer.h"
 #include "tests/launch/cli_test_support.h"
@@ -113,6 +115,41 @@ TEST(OptimizeCli, VerifyRuntimeNoneWritesTheResultUntimed) {
   ASSERT_EQ(gw("zoo nasrnn -o " + reference, &out), 0) << out;
   EXPECT_NE(testing::file_difference(out_file, reference), "");
   EXPECT_LE(testing::ort_compare(reference, out_file).max_rel_err, 1e-4);
+}
+
+// A grouped conv of narrow groups (ResNeXt's 4 channels per group) with no
+// rewrite to apply: the spelling alone changes the file, which is then
+// checked and written like a search's result; as searched, nothing changes
+// and the original is kept.
+TEST(OptimizeCli, RespellsNarrowGroupedConvsWithoutARewrite) {
+  GraphBuilder b(21);
+  TensorRef x = b.input("x", {1, 32, 8, 8});
+  b.output(b.add1(OpType::Conv, {x, b.random_weight({32, 4, 3, 3}, -1, 1), b.random_weight({32}, -1, 1)},
+                  {{AttrKey::Group, int64_t{8}}, {AttrKey::Pads, std::vector<int64_t>{1, 1, 1, 1}}}),
+           "y");
+  ExportOptions as_searched;
+  as_searched.spell_for_fusing_runtimes = false;
+  const std::string in = testing::scratch_dir() + "/narrow-groups.onnx";
+  export_onnx_file(b.finish(), in, as_searched);
+  const std::string out_file = testing::scratch_dir() + "/narrow-groups-respelled.onnx";
+  std::string out;
+  ASSERT_EQ(gw("optimize " + in + " -o " + out_file + " --budget 0 --verify-runtime none --json", &out), 0) << out;
+  EXPECT_NE(out.find("\"applied\":{}"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"regrouped_convs\":1"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"written\":\"optimized\""), std::string::npos) << out;
+  const Graph written = import_onnx_file(out_file);
+  int convs = 0;
+  for (OpId id = 0; id < static_cast<OpId>(written.num_ops()); ++id) {
+    if (written.op(id).type != OpType::Conv) continue;
+    ++convs;
+    EXPECT_EQ(written.op(id).attrs.get_int(AttrKey::Group, 1), 2) << "8 groups of 4 written as 2 groups of 16";
+  }
+  EXPECT_EQ(convs, 1);
+  EXPECT_LE(testing::ort_compare(in, out_file).max_rel_err, 1e-4);
+  ASSERT_EQ(gw("optimize " + in + " -o " + out_file + " --budget 0 --spelling as-searched --json", &out), 0) << out;
+  EXPECT_NE(out.find("\"regrouped_convs\":0"), std::string::npos) << out;
+  EXPECT_NE(out.find("the spelling changed nothing"), std::string::npos) << out;
+  EXPECT_EQ(testing::file_difference(out_file, in), "");
 }
 
 // A zoo graph has no input file: keeping the original writes its export.
