@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "common/json_writer.h"
 #include "common/stopwatch.h"
+#include "env/onnx/grouped_conv_spelling.h"
 #include "env/onnx/onnx_export.h"
 #include "env/onnx/onnx_import.h"
 #include "env/ops/executor.h"
@@ -126,6 +127,7 @@ int run_optimize(const CliArgs& args) {
   if (spelling != "fusing-runtimes" && spelling != "as-searched")
     throw UsageError("--spelling must be fusing-runtimes or as-searched, got '" + spelling + "'");
   export_options.spell_for_fusing_runtimes = spelling == "fusing-runtimes";
+  export_options.regroup_narrow_groups = spelling == "fusing-runtimes";
 
   const std::optional<std::string> policy_spec = args.value("--policy");
   if (policy_spec && args.value("--search"))
@@ -190,10 +192,10 @@ int run_optimize(const CliArgs& args) {
   const bool rewritten = !result.applied.empty();
   ExportReport export_report;
   std::string optimized_bytes;
-  if (rewritten || export_options.spell_for_fusing_runtimes)
+  if (rewritten || (export_options.regroup_narrow_groups && has_regroupable_conv(result.graph)))
     optimized_bytes = export_onnx_bytes(result.graph, export_options, &export_report);
   const bool changed = rewritten || export_report.regrouped_convs > 0;
-  if (!changed) optimized_bytes.clear();
+  if (!changed) std::string().swap(optimized_bytes);
   const auto inputs = random_inputs(model.graph, options.seed + 1);
   const auto expected = Executor(model.graph).run(inputs);
   OutputDifference diff;
@@ -205,8 +207,12 @@ int run_optimize(const CliArgs& args) {
                               "to narrow it down, and report the applied rules (--json)");
     shipped = import_onnx_bytes(optimized_bytes, out + " (the export, not yet written)");
     diff = check_equivalent(expected, Executor(*shipped).run(inputs), model.source, out, tolerance,
-                            "The search's graph was equivalent; its ONNX export is not, which is a bug in graphworld's "
-                            "exporter: please report it with the model and the applied rules (--json)");
+                            rewritten ? "The search's graph was equivalent; its ONNX export is not, which is a bug in "
+                                        "graphworld's exporter: please report it with the model and the applied rules "
+                                        "(--json)"
+                                      : "No rewrite applied, and the ONNX export with its grouped convs respelled is "
+                                        "not equivalent, which is a bug in graphworld's exporter: please report it with "
+                                        "the model (--spelling as-searched avoids it)");
   }
   const double check_s = check_clock.elapsed_s();
   EndToEndCheck check;
@@ -357,8 +363,9 @@ Subcommand optimize_command() {
            "original model instead (a byte-for-byte copy of an input file), and the output says so.\n"
            "JSON keys: original_cost, optimized_cost (ms), reduction_pct, applied (rule name to count),\n"
            "search_s, policy, rollouts, rollout_s (--policy; else null), check_s (equivalence), io_s (reading and\n"
-           "writing), model, output, search, cost_model, explored, generated, max_rel_err, spelling, regrouped_convs,\n"
-           "verify_runtime, noise_margin, executor_speedup, executor_original_ms, executor_optimized_ms,\n"
+           "writing), model, output, search, cost_model, explored, generated, max_rel_err, spelling, regrouped_convs\n"
+           "(grouped convs the candidate file respelled, also when the original was written), verify_runtime,\n"
+           "noise_margin, executor_speedup, executor_original_ms, executor_optimized_ms,\n"
            "onnxruntime_speedup, onnxruntime_original_ms, onnxruntime_optimized_ms (null when not timed), written\n"
            "(optimized or original), verdict, peak_rss_mib.",
            options},

@@ -9,12 +9,27 @@ namespace graphworld {
 int64_t regroup_factor(int64_t groups, int64_t in_per_group, int64_t out_per_group) {
   if (groups <= 1 || in_per_group <= 0 || out_per_group <= 0) return 1;
   if (in_per_group % kRegroupChannelBlock == 0 && out_per_group % kRegroupChannelBlock == 0) return 1;
-  for (int64_t factor = 2; factor <= kMaxRegroupFactor; ++factor) {
+  // The block is a power of two, so only powers of two can complete it.
+  for (int64_t factor = 2; factor <= kMaxRegroupFactor; factor *= 2) {
     if (groups % factor != 0) continue;
     if ((in_per_group * factor) % kRegroupChannelBlock == 0 && (out_per_group * factor) % kRegroupChannelBlock == 0)
       return factor;
   }
   return 1;
+}
+
+int64_t regroup_factor_of(const Graph& graph, const Op& op) {
+  const int64_t groups = op.attrs.get_int(AttrKey::Group, 1);
+  if (op.type != OpType::Conv || groups <= 1 || op.inputs.size() < 2 || op.outputs[0].shape.size() != 4) return 1;
+  const TensorInfo& kernel = graph.info(op.inputs[1]);
+  if (kernel.dtype != DType::Float32 || kernel.shape.size() != 4 || kernel.shape[0] % groups != 0) return 1;
+  return regroup_factor(groups, kernel.shape[1], kernel.shape[0] / groups);
+}
+
+bool has_regroupable_conv(const Graph& graph) {
+  for (OpId id = 0; id < static_cast<OpId>(graph.num_ops()); ++id)
+    if (regroup_factor_of(graph, graph.op(id)) > 1) return true;
+  return false;
 }
 
 std::shared_ptr<TensorData> regrouped_kernel(const TensorData& kernel, int64_t groups, int64_t factor) {

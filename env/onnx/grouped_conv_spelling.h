@@ -11,13 +11,19 @@
 // merged group (zeros where a channel did not read another group), computes
 // the same outputs: each output channel still sums the same products, and
 // the added terms are exact zeros. It costs `factor` times the FLOPs, which
-// the blocked kernel repays for factors up to 4 (measured: ResNeXt-50 1.06x
-// in onnxruntime, 1.04x in graphworld's executor).
+// the blocked kernel repays for factors up to 4 (README "Results": the
+// measurements, and where it does not pay: onnxruntime with its graph
+// optimisations off, cuDNN).
+//
+// Only `optimize` writes this spelling (ExportOptions::regroup_narrow_groups),
+// for its candidate file, which it checks and times before writing; other
+// exports keep the graph's groups.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 
+#include "env/graph/graph.h"
 #include "env/graph/tensor.h"
 
 namespace graphworld {
@@ -35,6 +41,15 @@ inline constexpr int64_t kMaxRegroupFactor = 4;
 // exceed kMaxRegroupFactor (depthwise convs, which onnxruntime runs blocked
 // as they are, always give 1).
 int64_t regroup_factor(int64_t groups, int64_t in_per_group, int64_t out_per_group);
+
+// regroup_factor for one op: 1 unless it is a 2-D float Conv whose kernel
+// shape fits its groups.
+int64_t regroup_factor_of(const Graph& graph, const Op& op);
+
+// True when some op of `graph` has a regroup factor above 1 (a cheap scan,
+// so that optimize exports a graph no rewrite changed only when the
+// spelling can change it).
+bool has_regroupable_conv(const Graph& graph);
 
 // The kernel [O, I/groups, kH, kW] of a conv with `groups` groups as the
 // kernel of the same conv with groups / factor groups:

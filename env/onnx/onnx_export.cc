@@ -39,7 +39,8 @@ const char* activation_node_type(Activation act) {
 
 class Exporter {
  public:
-  Exporter(const Graph& graph, onnx::GraphProto* out, bool spell) : g_(graph), out_(out), spell_(spell) {}
+  Exporter(const Graph& graph, onnx::GraphProto* out, bool spell, bool regroup)
+      : g_(graph), out_(out), spell_(spell), regroup_(regroup) {}
 
   // After run(): grouped convs written with fewer, wider groups.
   int64_t regrouped_convs() const { return regrouped_convs_; }
@@ -267,9 +268,12 @@ class Exporter {
   // Emits `type` reading the op's inputs; with a fused activation the main
   // node writes an intermediate and the activation node writes the output.
   onnx::NodeProto* main_node(OpId id, const std::string& type) {
-    const Op& op = g_.op(id);
     std::vector<std::string> inputs;
-    for (const TensorRef& ref : op.inputs) inputs.push_back(input_name(ref));
+    for (const TensorRef& ref : g_.op(id).inputs) inputs.push_back(input_name(ref));
+    return main_node(id, type, inputs);
+  }
+  onnx::NodeProto* main_node(OpId id, const std::string& type, const std::vector<std::string>& inputs) {
+    const Op& op = g_.op(id);
     auto act = static_cast<Activation>(op.attrs.get_int(AttrKey::Activation, 0));
     if (auto moved = spelling_.conv_activation.find(id); moved != spelling_.conv_activation.end()) act = moved->second;
     return node_with_activation(type, op.name, inputs, names_[id], act, op.attrs);
@@ -378,41 +382,35 @@ class Exporter {
 
   // A grouped conv whose groups are narrower than onnxruntime's channel
   // block, written with fewer groups and a block-diagonal kernel
-  // (grouped_conv_spelling.h). The original kernel is not written.
+  // (grouped_conv_spelling.h). The original kernel is not written (unless
+  // another node reads it); convs that share a kernel share its regrouping.
   bool emit_regrouped_conv(OpId id) {
     const Op& op = g_.op(id);
+    const int64_t factor = regroup_factor_of(g_, op);
+    if (factor == 1 || !constant_[op.inputs[1].op]) return false;
     const int64_t groups = op.attrs.get_int(AttrKey::Group, 1);
-    if (groups <= 1 || op.outputs[0].shape.size() != 4 || !constant_[op.inputs[1].op]) return false;
-    const TensorInfo& kernel_info = g_.info(op.inputs[1]);
-    const Shape& w = kernel_info.shape;
-    if (kernel_info.dtype != DType::Float32 || w.size() != 4 || w[0] % groups != 0) return false;
-    const int64_t factor = regroup_factor(groups, w[1], w[0] / groups);
-    if (factor == 1) return false;
+    auto [kernel, fresh] = regrouped_kernel_names_.try_emplace({op.inputs[1], factor});
+    if (fresh)
+      kernel->second = tensor_initializer(op.name + "/W_regrouped",
+                                          *regrouped_kernel(*folded_.at(op.inputs[1].op), groups, factor));
     std::vector<std::string> inputs;
-    for (size_t k = 0; k < op.inputs.size(); ++k)
-      inputs.push_back(k == 1 ? tensor_initializer(op.name + "/W_regrouped",
-                                                   *regrouped_kernel(*folded_.at(op.inputs[1].op), groups, factor))
-                              : input_name(op.inputs[k]));
-    auto act = static_cast<Activation>(op.attrs.get_int(AttrKey::Activation, 0));
-    if (auto moved = spelling_.conv_activation.find(id); moved != spelling_.conv_activation.end()) act = moved->second;
-    onnx::NodeProto* n = node_with_activation("Conv", op.name, inputs, names_[id], act, op.attrs);
-    set_ints(n, "kernel_shape", {w[2], w[3]});
-    set_ints(n, "strides", op.attrs.get_ints(AttrKey::Strides, {1, 1}));
-    set_ints(n, "pads", op.attrs.get_ints(AttrKey::Pads, {0, 0, 0, 0}));
-    set_ints(n, "dilations", op.attrs.get_ints(AttrKey::Dilations, {1, 1}));
-    set_int(n, "group", groups / factor);
+    for (size_t k = 0; k < op.inputs.size(); ++k) inputs.push_back(k == 1 ? kernel->second : input_name(op.inputs[k]));
+    set_window_attributes(main_node(id, "Conv", inputs), op, groups / factor);
     ++regrouped_convs_;
     return true;
   }
 
   // Conv's and ConvTranspose's window: the kernel from the weight's last two dims.
   void set_window_attributes(onnx::NodeProto* n, const Op& op) {
+    set_window_attributes(n, op, op.attrs.get_int(AttrKey::Group, 1));
+  }
+  void set_window_attributes(onnx::NodeProto* n, const Op& op, int64_t group) {
     const Shape& w = g_.info(op.inputs[1]).shape;
     set_ints(n, "kernel_shape", {w[2], w[3]});
     set_ints(n, "strides", op.attrs.get_ints(AttrKey::Strides, {1, 1}));
     set_ints(n, "pads", op.attrs.get_ints(AttrKey::Pads, {0, 0, 0, 0}));
     set_ints(n, "dilations", op.attrs.get_ints(AttrKey::Dilations, {1, 1}));
-    set_int(n, "group", op.attrs.get_int(AttrKey::Group, 1));
+    set_int(n, "group", group);
   }
 
   // tf_half_pixel_for_nn left ONNX at opset 13; written at opset 17 a
@@ -457,7 +455,7 @@ class Exporter {
     switch (op.type) {
       case OpType::Conv: {
         if (spell_ && emit_conv_runs(id)) return;
-        if (spell_ && emit_regrouped_conv(id)) return;
+        if (regroup_ && emit_regrouped_conv(id)) return;
         set_window_attributes(main_node(id, "Conv"), op);
         return;
       }
@@ -657,8 +655,10 @@ class Exporter {
   const Graph& g_;
   onnx::GraphProto* out_;
   const bool spell_;
+  const bool regroup_;
   ExportSpelling spelling_;
   int64_t regrouped_convs_ = 0;
+  std::map<std::pair<TensorRef, int64_t>, std::string> regrouped_kernel_names_;
   std::vector<std::vector<std::string>> names_;
   std::set<std::string> used_;
   std::map<TensorRef, std::string> output_name_;
@@ -682,7 +682,7 @@ std::string export_onnx_bytes(const Graph& graph, const ExportOptions& options, 
   opset->set_version(kExportOpset);
   onnx::GraphProto* out = model.mutable_graph();
   out->set_name("graphworld");
-  Exporter exporter(graph, out, options.spell_for_fusing_runtimes);
+  Exporter exporter(graph, out, options.spell_for_fusing_runtimes, options.regroup_narrow_groups);
   exporter.run();
   if (report) report->regrouped_convs = exporter.regrouped_convs();
   std::string bytes;

@@ -10,9 +10,9 @@
 // becomes one conv per piece, for example.
 // Graph input and output names and shapes are those of the Graph, so a model
 // imported and exported again keeps its signature. Fused activations become
-// a separate activation node; Gelu becomes its erf formula. A grouped conv
-// with groups narrower than onnxruntime's channel block is written with fewer,
-// wider groups (grouped_conv_spelling.h).
+// a separate activation node; Gelu becomes its erf formula. On request, a
+// grouped conv with groups narrower than onnxruntime's channel block is
+// written with fewer, wider groups (grouped_conv_spelling.h).
 #pragma once
 
 #include <string>
@@ -24,11 +24,16 @@ namespace graphworld {
 struct ExportOptions {
   std::string producer_version = "0.1.0";
   // Spell merged convs, moved activations and 2-D MatMuls the way runtimes
-  // that fuse (onnxruntime) want them (export_spelling.h), and grouped convs
-  // with narrow groups with wider ones (grouped_conv_spelling.h). Off writes the
+  // that fuse (onnxruntime) want them (export_spelling.h). Off writes the
   // graph as it is, merges included: for runtimes built on oneDNN, like
   // graphworld's executor, where a merged conv can pay.
   bool spell_for_fusing_runtimes = true;
+  // Write grouped convs whose groups are narrower than onnxruntime's channel
+  // block with fewer, wider groups (grouped_conv_spelling.h). It adds FLOPs
+  // that only blocked CPU kernels repay, so only optimize turns it on, for
+  // a candidate it checks and times; originals and round trips keep their
+  // groups.
+  bool regroup_narrow_groups = false;
 };
 
 inline constexpr int64_t kExportOpset = 17;

@@ -150,6 +150,18 @@ TEST(OptimizeCli, RespellsNarrowGroupedConvsWithoutARewrite) {
   EXPECT_NE(out.find("\"regrouped_convs\":0"), std::string::npos) << out;
   EXPECT_NE(out.find("the spelling changed nothing"), std::string::npos) << out;
   EXPECT_EQ(testing::file_difference(out_file, in), "");
+  // Other exports keep the graph's groups: the zoo's ResNeXt-50 is 32 groups throughout.
+  const std::string zoo_file = testing::scratch_dir() + "/resnext50-zoo.onnx";
+  ASSERT_EQ(gw("zoo resnext50 -o " + zoo_file, &out), 0) << out;
+  const Graph zoo = import_onnx_file(zoo_file);
+  int grouped = 0;
+  for (OpId id = 0; id < static_cast<OpId>(zoo.num_ops()); ++id) {
+    const int64_t groups = zoo.op(id).attrs.get_int(AttrKey::Group, 1);
+    if (zoo.op(id).type != OpType::Conv || groups == 1) continue;
+    ++grouped;
+    EXPECT_EQ(groups, 32);
+  }
+  EXPECT_EQ(grouped, 16);
 }
 
 // A zoo graph has no input file: keeping the original writes its export.

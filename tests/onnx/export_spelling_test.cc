@@ -258,6 +258,7 @@ TEST(ExportSpelling, RegroupFactorWidensNarrowGroupsToTheChannelBlock) {
   EXPECT_EQ(regroup_factor(6, 4, 4), 1) << "4 does not divide 6 groups";
   EXPECT_EQ(regroup_factor(8, 8, 16), 2) << "input and output per group both count";
   EXPECT_EQ(regroup_factor(9, 16, 8), 1) << "the factor 2 the outputs need does not divide 9 groups";
+  EXPECT_EQ(regroup_factor(2, 8, 8), 2) << "down to one group: a plain conv";
 }
 
 // Four groups of one output channel reading two input channels each, merged
@@ -276,41 +277,50 @@ TEST(ExportSpelling, RegroupedKernelIsBlockDiagonalWithinEachMergedGroup) {
 }
 
 // A ResNeXt-style 3x3 conv of 16 groups of 4 channels (with its Relu) is
-// written as 4 groups of 16; the original kernel is not shipped; depthwise
-// convs and the as-searched spelling keep their groups.
+// written as 4 groups of 16 when optimize asks for it; the original kernel
+// is not shipped, a second conv sharing the kernel shares the regrouped
+// one, and depthwise convs keep their groups. Other exports keep the
+// graph's groups.
 TEST(ExportSpelling, NarrowGroupedConvIsWrittenWithWiderGroups) {
   GraphBuilder b(16);
   TensorRef x = b.input("x", {1, 64, 6, 6});
-  TensorRef grouped = b.add1(OpType::Conv, {x, b.random_weight({64, 4, 3, 3}, -1, 1), b.random_weight({64}, -1, 1)},
+  TensorRef kernel = b.random_weight({64, 4, 3, 3}, -1, 1);
+  TensorRef grouped = b.add1(OpType::Conv, {x, kernel, b.random_weight({64}, -1, 1)},
                              {{AttrKey::Group, int64_t{16}}, {AttrKey::Pads, Ints{1, 1, 1, 1}},
                               {AttrKey::Strides, Ints{2, 2}}, {AttrKey::Activation, int64_t(Activation::Relu)}},
                              "grouped");
   TensorRef depthwise = b.add1(OpType::Conv, {grouped, b.random_weight({64, 1, 3, 3}, -1, 1)},
                                {{AttrKey::Group, int64_t{64}}, {AttrKey::Pads, Ints{1, 1, 1, 1}}}, "depthwise");
-  b.output(depthwise, "y");
+  TensorRef twin = b.add1(OpType::Conv, {depthwise, kernel}, {{AttrKey::Group, int64_t{16}}}, "twin");
+  b.output(twin, "y");
   const Graph graph = b.finish();
+  EXPECT_TRUE(has_regroupable_conv(graph));
+  ExportOptions regroup;
+  regroup.regroup_narrow_groups = true;
   ExportReport report;
-  const std::string bytes = export_onnx_bytes(graph, {}, &report);
-  EXPECT_EQ(report.regrouped_convs, 1);
+  const std::string bytes = export_onnx_bytes(graph, regroup, &report);
+  EXPECT_EQ(report.regrouped_convs, 2);
   const onnx::ModelProto model = parse(bytes);
-  std::map<int64_t, std::vector<int64_t>> kernel_dims_by_group;
-  for (const auto& node : model.graph().node()) {
-    if (node.op_type() != "Conv") continue;
-    for (const auto& init : model.graph().initializer())
-      if (init.name() == node.input(1))
-        kernel_dims_by_group[attribute(node, "group")->i()] = {init.dims().begin(), init.dims().end()};
+  std::map<std::string, std::vector<int64_t>> groups_by_kernel;
+  for (const auto& node : model.graph().node())
+    if (node.op_type() == "Conv") groups_by_kernel[node.input(1)].push_back(attribute(node, "group")->i());
+  ASSERT_EQ(groups_by_kernel.size(), 2u) << "the two 16-group convs share one regrouped kernel";
+  for (const auto& init : model.graph().initializer()) {
+    const std::vector<int64_t> dims(init.dims().begin(), init.dims().end());
+    if (dims.size() != 4) continue;
+    EXPECT_NE(dims[1], 4) << "the narrow kernel is not shipped";
+    if (dims[1] == 16) {
+      EXPECT_EQ(groups_by_kernel[init.name()], (Ints{4, 4})) << "16 groups of 4 written as 4 of 16";
+    }
+    if (dims[1] == 1) {
+      EXPECT_EQ(groups_by_kernel[init.name()], (Ints{64})) << "the depthwise conv keeps its groups";
+    }
   }
-  EXPECT_EQ(kernel_dims_by_group[4], (Ints{64, 16, 3, 3})) << "16 groups of 4 written as 4 groups of 16";
-  EXPECT_EQ(kernel_dims_by_group[64], (Ints{64, 1, 3, 3})) << "the depthwise conv keeps its groups";
-  for (const auto& init : model.graph().initializer())
-    EXPECT_FALSE(init.dims_size() == 4 && init.dims(1) == 4) << "the narrow kernel is not shipped";
   EXPECT_EQ(op_counts(model)["Relu"], 1);
   expect_equivalent(graph, bytes, "regrouped_conv");
-  ExportOptions as_searched;
-  as_searched.spell_for_fusing_runtimes = false;
   ExportReport none;
-  const onnx::ModelProto plain = parse(export_onnx_bytes(graph, as_searched, &none));
-  EXPECT_EQ(none.regrouped_convs, 0);
+  const onnx::ModelProto plain = parse(export_onnx_bytes(graph, {}, &none));
+  EXPECT_EQ(none.regrouped_convs, 0) << "only optimize asks for the regrouping";
   for (const auto& node : plain.graph().node()) {
     if (node.op_type() == "Conv") {
       EXPECT_NE(attribute(node, "group")->i(), 4);
