@@ -190,21 +190,21 @@ int run_optimize(const CliArgs& args) {
   // convs with narrow groups, env/onnx/grouped_conv_spelling.h); such a file
   // is checked and timed like any other candidate.
   const bool rewritten = !result.applied.empty();
+  const auto inputs = random_inputs(model.graph, options.seed + 1);
+  const auto expected = Executor(model.graph).run(inputs);
+  OutputDifference diff;
+  if (rewritten)
+    diff = check_equivalent(expected, Executor(result.graph).run(inputs), model.source, out, tolerance,
+                            "A rule applied here is wrong for this model: rerun with --search greedy or --budget 0 "
+                            "to narrow it down, and report the applied rules (--json)");
   ExportReport export_report;
   std::string optimized_bytes;
   if (rewritten || (export_options.regroup_narrow_groups && has_regroupable_conv(result.graph)))
     optimized_bytes = export_onnx_bytes(result.graph, export_options, &export_report);
   const bool changed = rewritten || export_report.regrouped_convs > 0;
   if (!changed) std::string().swap(optimized_bytes);
-  const auto inputs = random_inputs(model.graph, options.seed + 1);
-  const auto expected = Executor(model.graph).run(inputs);
-  OutputDifference diff;
   std::optional<Graph> shipped;
   if (changed) {
-    if (rewritten)
-      diff = check_equivalent(expected, Executor(result.graph).run(inputs), model.source, out, tolerance,
-                              "A rule applied here is wrong for this model: rerun with --search greedy or --budget 0 "
-                              "to narrow it down, and report the applied rules (--json)");
     shipped = import_onnx_bytes(optimized_bytes, out + " (the export, not yet written)");
     diff = check_equivalent(expected, Executor(*shipped).run(inputs), model.source, out, tolerance,
                             rewritten ? "The search's graph was equivalent; its ONNX export is not, which is a bug in "
