@@ -99,4 +99,5 @@ struct OutputPair {
 struct Constraint {
   kind @0 :Text;              # e.g. "identity-perm"
   params @1 :List(UInt32);
+  dims @2 :List(UInt32);      # dim symbols it relates ("grouped-channels": c, cg, o)
 }

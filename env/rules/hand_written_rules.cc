@@ -1,6 +1,7 @@
 #include "env/rules/hand_written_rules.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "env/rules/rule_writer.h"
@@ -30,6 +31,55 @@ RuleWriter::AttrList conv_attrs(const ConvParams& p, AttrExpr activation) {
           {AttrKey::Activation, std::move(activation)}};
 }
 
+// A conv of any group count (dense, grouped, depthwise) whose output channels
+// the rule treats one by one: x [n, c, h, w] and kernel [o, cg, kh, kw] with
+// c = g * cg. Rules that only scale, shift or activate each output channel
+// hold for every g, so they should match ResNeXt's and MobileNet's convs too.
+struct GroupedConv {
+  DimTerm n, c, h, w, o, cg, kh, kw;
+  int32_t groups;
+  std::vector<DimTerm> input_shape() const { return {n, c, h, w}; }
+  std::vector<DimTerm> kernel_shape() const { return {o, cg, kh, kw}; }
+};
+
+GroupedConv grouped_conv_dims(RuleWriter& w) {
+  GroupedConv g{w.dim("n"), w.dim("c"), w.dim("h", DimDomain::Spatial), w.dim("w", DimDomain::Spatial),
+                w.dim("o"), w.dim("cg"), w.dim("kh", DimDomain::Kernel), w.dim("kw", DimDomain::Kernel),
+                w.param("g", AttrKey::Group)};
+  w.constraint(ConstraintKind::GroupedChannels, {g.groups}, {g.c, g.cg, g.o});
+  return g;
+}
+
+RuleWriter::AttrList with_groups(RuleWriter::AttrList attrs, const GroupedConv& g) {
+  attrs.push_back({AttrKey::Group, par(g.groups)});
+  return attrs;
+}
+
+// The input x and weight k of a conv a fold rewrites: a Conv of any group
+// count, or a ConvTranspose of one group, whose weight is [c, o, kh, kw].
+struct ConvOperands {
+  DimTerm o;
+  PatternRef x, k;
+  std::optional<GroupedConv> groups;  // set for Conv
+};
+
+ConvOperands conv_operands(RuleWriter& w, bool transposed) {
+  ConvOperands out;
+  if (!transposed) {
+    out.groups = grouped_conv_dims(w);
+    out.o = out.groups->o;
+    out.x = w.var("x", out.groups->input_shape());
+    out.k = w.weight("k", out.groups->kernel_shape());
+    return out;
+  }
+  DimTerm n = w.dim("n"), c = w.dim("c"), h = w.dim("h", DimDomain::Spatial), wd = w.dim("w", DimDomain::Spatial);
+  out.o = w.dim("o");
+  DimTerm kh = w.dim("kh", DimDomain::Kernel), kw = w.dim("kw", DimDomain::Kernel);
+  out.x = w.var("x", {n, c, h, wd});
+  out.k = w.weight("k", {c, out.o, kh, kw});
+  return out;
+}
+
 // BatchNorm(Conv(x, k[, b])) -> Conv(x, k * s, (b - mean) * s + beta) with
 // s = gamma / sqrt(var + eps). The new weights are weight-only, so folded.
 // The same for ConvTranspose (decoders and FPN necks): its weight is
@@ -38,15 +88,13 @@ Rule fold_batchnorm(OpType conv_type, bool conv_bias) {
   const bool transposed = conv_type == OpType::ConvTranspose;
   const std::string kind = transposed ? "fold-conv-transpose" : "fold-conv";
   RuleWriter w(kind + (conv_bias ? "-bias-batchnorm" : "-batchnorm"), kOrigin);
-  DimTerm n = w.dim("n"), c = w.dim("c"), h = w.dim("h", DimDomain::Spatial), wd = w.dim("w", DimDomain::Spatial);
-  DimTerm o = w.dim("o"), kh = w.dim("kh", DimDomain::Kernel), kw = w.dim("kw", DimDomain::Kernel);
-  PatternRef x = w.var("x", {n, c, h, wd});
-  PatternRef k = w.weight("k", transposed ? std::vector<DimTerm>{c, o, kh, kw} : std::vector<DimTerm>{o, c, kh, kw});
+  const auto [o, x, k, groups] = conv_operands(w, transposed);
   PatternRef cb = conv_bias ? w.weight("b", {o}) : PatternRef{};
   PatternRef gamma = w.weight("gamma", {o}), beta = w.weight("beta", {o}), mean = w.weight("mean", {o});
   PatternRef variance = w.weight("var", {o}, /*positive=*/true);
   ConvParams p = conv_params(w);
   RuleWriter::AttrList attrs = conv_attrs(p, lit(int64_t{0}));
+  if (groups) attrs = with_groups(std::move(attrs), *groups);
   if (transposed)
     attrs = {{AttrKey::Strides, par(p.strides)},
              {AttrKey::Pads, par(p.pads)},
@@ -91,14 +139,13 @@ std::string lower(std::string_view s) {
 // mobile networks use carry their parameters (alpha, beta) along.
 Rule fuse_conv_activation(OpType act_type, Activation act, bool bias) {
   RuleWriter w(std::string(bias ? "fuse-conv-bias-" : "fuse-conv-") + lower(op_type_name(act_type)), kOrigin);
-  DimTerm n = w.dim("n"), c = w.dim("c"), h = w.dim("h", DimDomain::Spatial), wd = w.dim("w", DimDomain::Spatial);
-  DimTerm o = w.dim("o"), kh = w.dim("kh", DimDomain::Kernel), kw = w.dim("kw", DimDomain::Kernel);
-  PatternRef x = w.var("x", {n, c, h, wd});
-  PatternRef k = w.var("k", {o, c, kh, kw});
+  const GroupedConv g = grouped_conv_dims(w);
+  PatternRef x = w.var("x", g.input_shape());
+  PatternRef k = w.var("k", g.kernel_shape());
   std::vector<PatternRef> in = {x, k};
-  if (bias) in.push_back(w.var("b", {o}));
+  if (bias) in.push_back(w.var("b", {g.o}));
   ConvParams p = conv_params(w);
-  RuleWriter::AttrList act_attrs, fused = conv_attrs(p, lit(static_cast<int64_t>(act)));
+  RuleWriter::AttrList act_attrs, fused = with_groups(conv_attrs(p, lit(static_cast<int64_t>(act))), g);
   if (act_type == OpType::HardSigmoid || act_type == OpType::LeakyRelu) {
     int32_t alpha = w.param("alpha", AttrKey::Alpha);
     act_attrs.push_back({AttrKey::Alpha, par(alpha)});
@@ -109,7 +156,7 @@ Rule fuse_conv_activation(OpType act_type, Activation act, bool bias) {
     act_attrs.push_back({AttrKey::Beta, par(beta)});
     fused.push_back({AttrKey::ActivationBeta, par(beta)});
   }
-  PatternRef conv = w.source(OpType::Conv, in, conv_attrs(p, lit(int64_t{0})));
+  PatternRef conv = w.source(OpType::Conv, in, with_groups(conv_attrs(p, lit(int64_t{0})), g));
   PatternRef activated = w.source(act_type, {conv}, act_attrs);
   w.output(activated, w.target(OpType::Conv, in, fused));
   return w.finish();
@@ -123,15 +170,13 @@ Rule fuse_conv_activation(OpType act_type, Activation act, bool bias) {
 Rule fold_add_into_conv_bias(OpType conv_type) {
   const bool transposed = conv_type == OpType::ConvTranspose;
   RuleWriter w(transposed ? "fold-add-into-conv-transpose-bias" : "fold-add-into-conv-bias", kOrigin);
-  DimTerm n = w.dim("n"), c = w.dim("c"), h = w.dim("h", DimDomain::Spatial), wd = w.dim("w", DimDomain::Spatial);
-  DimTerm o = w.dim("o"), kh = w.dim("kh", DimDomain::Kernel), kw = w.dim("kw", DimDomain::Kernel);
-  PatternRef x = w.var("x", {n, c, h, wd});
-  PatternRef k = w.weight("k", transposed ? std::vector<DimTerm>{c, o, kh, kw} : std::vector<DimTerm>{o, c, kh, kw});
+  const auto [o, x, k, groups] = conv_operands(w, transposed);
   PatternRef b = w.weight("b", {one(), o, one(), one()});
   RuleWriter::AttrList attrs = {{AttrKey::Strides, par(w.param("s", AttrKey::Strides))},
                                 {AttrKey::Pads, par(w.param("p", AttrKey::Pads))},
                                 {AttrKey::Dilations, par(w.param("d", AttrKey::Dilations))},
                                 {AttrKey::Activation, lit(int64_t{0})}};
+  if (groups) attrs = with_groups(std::move(attrs), *groups);
   if (transposed) attrs.push_back({AttrKey::OutputPadding, par(w.param("op", AttrKey::OutputPadding))});
   PatternRef conv = w.source(conv_type, {x, k}, attrs);
   PatternRef added = w.source(OpType::Add, {conv, b});

@@ -6,6 +6,9 @@
 //   fold-conv-batchnorm[-bias]            Conv then BatchNorm -> one Conv
 //   fuse-{conv,conv-bias,matmul-rankN}-{relu,sigmoid,tanh}
 //                                         activation into Conv / MatMul
+//   fold-add-into-conv[-transpose]-bias   a bias written as an Add -> the conv's
+// The Conv folds and fusions hold for any group count (grouped and depthwise
+// convs): they act on each output channel alone.
 //   merge-parallel-convs[-bias]           two convs of one input, same kernel
 //   merge-parallel-convs-enlarge[-bias]   same, the smaller kernel enlarged
 //   merge-parallel-matmuls-rankN          two MatMuls of one input

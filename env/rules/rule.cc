@@ -23,6 +23,7 @@ std::string_view constraint_kind_name(ConstraintKind kind) {
   switch (kind) {
     case ConstraintKind::IdentityPerm: return "identity-perm";
     case ConstraintKind::InversePerms: return "inverse-perms";
+    case ConstraintKind::GroupedChannels: return "grouped-channels";
   }
   return "?";
 }
@@ -162,8 +163,20 @@ void check_rule_references(const Rule& rule) {
     check_ref(rule, rule.source, rule.outputs[k].source, rule.source.size(), where + " source");
     check_ref(rule, rule.target, rule.outputs[k].target, rule.target.size(), where + " target");
   }
-  for (const RuleConstraint& c : rule.constraints)
-    for (int32_t p : c.params) check_param(rule, p, "constraint " + std::string(constraint_kind_name(c.kind)));
+  for (const RuleConstraint& c : rule.constraints) {
+    const std::string where = "constraint " + std::string(constraint_kind_name(c.kind));
+    for (int32_t p : c.params) check_param(rule, p, where);
+    for (int32_t d : c.dims)
+      if (d < 0 || d >= static_cast<int32_t>(rule.dims.size()))
+        bad_rule(rule, where + " uses dim symbol #" + std::to_string(d) + ", but the rule has " +
+                           std::to_string(rule.dims.size()));
+    const size_t params = c.kind == ConstraintKind::InversePerms ? 2 : 1;
+    const size_t dims = c.kind == ConstraintKind::GroupedChannels ? 3 : 0;
+    if (c.params.size() != params || c.dims.size() != dims)
+      bad_rule(rule, where + " takes " + std::to_string(params) + " parameter(s) and " + std::to_string(dims) +
+                         " dim symbol(s), not " + std::to_string(c.params.size()) + " and " +
+                         std::to_string(c.dims.size()));
+  }
   if (!target_is_determined(rule))
     bad_rule(rule, "the target uses a variable, dim symbol or parameter that matching the source does not bind");
 }
@@ -337,6 +350,7 @@ std::string describe_rule(const Rule& rule) {
     out += "    where " + std::string(constraint_kind_name(c.kind)) + "(";
     for (size_t i = 0; i < c.params.size(); ++i)
       out += (i ? ",$" : "$") + rule.params[static_cast<size_t>(c.params[i])].name;
+    for (int32_t d : c.dims) out += "," + rule.dims[static_cast<size_t>(d)].name;
     out += ")\n";
   }
   append_pattern(out, rule, rule.source, "source");
@@ -400,6 +414,8 @@ std::string rule_identity_key(const Rule& rule) {
   for (const RuleConstraint& c : rule.constraints) {
     out += std::string(constraint_kind_name(c.kind));
     for (int32_t p : c.params) out += "," + std::to_string(p);
+    // Dims are keyed apart from params; a constraint without dims keeps its old key.
+    for (int32_t d : c.dims) out += ",d" + std::to_string(d);
     out += ";";
   }
   return out;

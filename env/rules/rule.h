@@ -130,12 +130,18 @@ struct RuleOutput {
 enum class ConstraintKind : uint8_t {
   IdentityPerm,  // params[0] is a perm that leaves its input as it is
   InversePerms,  // transposing by params[0] and then by params[1] restores the input
+  // A conv's channel groups: params[0] is the group count g, dims are
+  // {c, cg, o} with c = g * cg input channels and o output channels that g
+  // divides. The verifier derives c and o from g, cg and a size for o / g,
+  // so grouped instantiations fit (free sizes would almost never agree).
+  GroupedChannels,
 };
 std::string_view constraint_kind_name(ConstraintKind kind);
 
 struct RuleConstraint {
   ConstraintKind kind = ConstraintKind::IdentityPerm;
   std::vector<int32_t> params;
+  std::vector<int32_t> dims;  // dim symbols it relates (GroupedChannels)
   bool operator==(const RuleConstraint& other) const = default;
 };
 

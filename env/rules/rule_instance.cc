@@ -172,6 +172,18 @@ bool binding_admitted(const Rule& rule, const RuleBinding& b) {
         }
         break;
       }
+      case ConstraintKind::GroupedChannels: {
+        const auto& bound = b.params.at(static_cast<size_t>(c.params.at(0)));
+        const int64_t* groups = bound ? std::get_if<int64_t>(&*bound) : nullptr;
+        if (!groups || *groups < 1) return false;
+        const int64_t channels = b.dims.at(static_cast<size_t>(c.dims.at(0)));
+        const int64_t per_group = b.dims.at(static_cast<size_t>(c.dims.at(1)));
+        const int64_t outputs = b.dims.at(static_cast<size_t>(c.dims.at(2)));
+        // Zero means not bound yet (a partial match): nothing to contradict.
+        if (channels && per_group && channels != *groups * per_group) return false;
+        if (outputs && outputs % *groups != 0) return false;
+        break;
+      }
     }
   }
   return true;

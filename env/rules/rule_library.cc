@@ -122,6 +122,9 @@ void write_rule(schema::Rule::Builder out, const Rule& rule) {
     auto ps = c.initParams(static_cast<unsigned>(rule.constraints[k].params.size()));
     for (size_t p = 0; p < rule.constraints[k].params.size(); ++p)
       ps.set(static_cast<unsigned>(p), static_cast<uint32_t>(rule.constraints[k].params[p]));
+    auto ds = c.initDims(static_cast<unsigned>(rule.constraints[k].dims.size()));
+    for (size_t d = 0; d < rule.constraints[k].dims.size(); ++d)
+      ds.set(static_cast<unsigned>(d), static_cast<uint32_t>(rule.constraints[k].dims[d]));
   }
 }
 
@@ -156,7 +159,8 @@ struct Reader {
   }
 
   ConstraintKind constraint(const std::string& name) const {
-    for (ConstraintKind c : {ConstraintKind::IdentityPerm, ConstraintKind::InversePerms})
+    for (ConstraintKind c :
+         {ConstraintKind::IdentityPerm, ConstraintKind::InversePerms, ConstraintKind::GroupedChannels})
       if (constraint_kind_name(c) == name) return c;
     fail("unknown constraint '" + name + "'");
   }
@@ -234,8 +238,9 @@ Rule read_rule(Reader& ctx, schema::Rule::Reader r) {
   rule.target = read_pattern(ctx, r.getTarget());
   for (auto o : r.getOutputs()) rule.outputs.push_back({read_ref(o.getSource()), read_ref(o.getTarget())});
   for (auto c : r.getConstraints()) {
-    RuleConstraint constraint{ctx.constraint(c.getKind()), {}};
+    RuleConstraint constraint{ctx.constraint(c.getKind()), {}, {}};
     for (uint32_t p : c.getParams()) constraint.params.push_back(to_index(p));
+    for (uint32_t d : c.getDims()) constraint.dims.push_back(to_index(d));
     rule.constraints.push_back(std::move(constraint));
   }
   try {

@@ -204,6 +204,20 @@ int size_variant_count(const std::vector<std::vector<AttrValue>>& fixed_values, 
                                              static_cast<size_t>(std::max(6, options.max_instantiations))));
 }
 
+// Sizes that a grouped-channels constraint ties to its group count: the
+// input channels become g * (channels per group) and the output channels g
+// times the size drawn for them, so every group count tried fits.
+void derive_grouped_channels(const Rule& rule, RuleBinding& b) {
+  for (const RuleConstraint& c : rule.constraints) {
+    if (c.kind != ConstraintKind::GroupedChannels) continue;
+    const auto& bound = b.params[static_cast<size_t>(c.params[0])];
+    const int64_t* groups = bound ? std::get_if<int64_t>(&*bound) : nullptr;
+    if (!groups || *groups < 1) continue;
+    b.dims[static_cast<size_t>(c.dims[0])] = *groups * b.dims[static_cast<size_t>(c.dims[1])];
+    b.dims[static_cast<size_t>(c.dims[2])] *= *groups;
+  }
+}
+
 }  // namespace
 
 void for_each_candidate_binding(const Rule& rule, const VerifyOptions& options,
@@ -246,6 +260,7 @@ void for_each_candidate_binding(const Rule& rule, const VerifyOptions& options,
         b.params[p] = values[p][rest % values[p].size()];
         rest /= values[p].size();
       }
+      derive_grouped_channels(rule, b);
       if (!binding_admitted(rule, b)) continue;
       if (!visit(b, variant)) return;
     }

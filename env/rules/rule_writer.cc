@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/error.h"
 #include "env/rules/rule_constant.h"
 
 namespace graphworld {
@@ -61,8 +62,13 @@ void RuleWriter::output(PatternRef source_tensor, PatternRef target_tensor) {
   rule_.outputs.push_back({source_tensor, target_tensor});
 }
 
-void RuleWriter::constraint(ConstraintKind kind, std::vector<int32_t> params) {
-  rule_.constraints.push_back({kind, std::move(params)});
+void RuleWriter::constraint(ConstraintKind kind, std::vector<int32_t> params, std::vector<DimTerm> dims) {
+  std::vector<int32_t> symbols;
+  for (const DimTerm& d : dims) {
+    if (!d.is_symbol()) throw GraphError("rule '" + rule_.name + "': a constraint relates dim symbols, not literals");
+    symbols.push_back(d.symbol);
+  }
+  rule_.constraints.push_back({kind, std::move(params), std::move(symbols)});
 }
 
 Rule RuleWriter::finish() {

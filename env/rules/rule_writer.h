@@ -38,7 +38,7 @@ class RuleWriter {
   static PatternRef out(PatternRef op_output0, int32_t index) { return PatternRef::of_op(op_output0.op, index); }
 
   void output(PatternRef source_tensor, PatternRef target_tensor);
-  void constraint(ConstraintKind kind, std::vector<int32_t> params);
+  void constraint(ConstraintKind kind, std::vector<int32_t> params, std::vector<DimTerm> dims = {});
 
   // Sorts attributes by key and checks every reference (GraphError if wrong).
   Rule finish();

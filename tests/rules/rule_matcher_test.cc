@@ -191,6 +191,62 @@ TEST(GraphRewriter, FoldsAResidualAddIntoTheConvThroughAnIdentity) {
   EXPECT_GE(folds, 1) << "no default rule folds x + conv(x, k)";
 }
 
+// BatchNorm folding, bias folding and activation fusion hold per output
+// channel, so they apply after grouped (ResNeXt) and depthwise (MobileNet)
+// convs too, and the convs keep their group counts.
+TEST(GraphRewriter, FoldsAndFusesAfterGroupedAndDepthwiseConvs) {
+  GraphBuilder b(7);
+  auto batchnorm = [&](TensorRef t, int64_t channels) {
+    return b.add1(OpType::BatchNorm,
+                  {t, b.random_weight({channels}, 0.5f, 1.5f), b.random_weight({channels}, -1, 1),
+                   b.random_weight({channels}, -1, 1), b.random_weight({channels}, 0.5f, 1.5f)},
+                  {{AttrKey::Epsilon, 1e-5}});
+  };
+  const std::vector<int64_t> pads = {1, 1, 1, 1};
+  TensorRef x = b.input("x", {1, 8, 9, 7});
+  TensorRef grouped = b.add1(OpType::Conv, {x, b.random_weight({12, 2, 3, 3}, -1, 1)},
+                             {{AttrKey::Pads, pads}, {AttrKey::Group, int64_t{4}}});
+  TensorRef y = b.add1(OpType::Relu, {batchnorm(grouped, 12)});
+  TensorRef depthwise = b.add1(OpType::Conv, {y, b.random_weight({12, 1, 3, 3}, -1, 1)},
+                               {{AttrKey::Pads, pads}, {AttrKey::Group, int64_t{12}}});
+  TensorRef shifted = b.add1(OpType::Add, {depthwise, b.random_weight({1, 12, 1, 1}, -1, 1)});
+  b.output(b.add1(OpType::HardSwish, {batchnorm(shifted, 12)}), "y");
+  const Graph original = b.finish();
+  const auto inputs = random_inputs(original, 3);
+  const auto expected = Executor(original).run(inputs);
+
+  const RuleMatcher& matcher = default_matcher();
+  Graph current = original;
+  std::vector<std::string> applied;
+  for (bool changed = true; changed;) {
+    changed = false;
+    GraphRewriter rewriter(matcher, current);
+    for (size_t i = 0; i < rewriter.matches().size() && !changed; ++i) {
+      const std::string& name = matcher.rules()[static_cast<size_t>(rewriter.matches()[i].rule)].name;
+      if (name.rfind("fold-", 0) != 0 && name.rfind("fuse-conv", 0) != 0) continue;
+      rewriter.apply(i);
+      current = rewriter.graph().pruned();
+      applied.push_back(name);
+      changed = true;
+    }
+  }
+  ASSERT_EQ(applied.size(), 5u) << ::testing::PrintToString(applied);
+  std::vector<int64_t> groups;
+  const GraphIndex index(current);
+  for (OpId id = 0; id < static_cast<OpId>(current.num_ops()); ++id) {
+    const Op& op = current.op(id);
+    if (index.constant(id)) continue;  // the folded weights' arithmetic
+    EXPECT_TRUE(op.type != OpType::BatchNorm && op.type != OpType::Relu && op.type != OpType::HardSwish &&
+                op.type != OpType::Add)
+        << op_type_name(op.type) << " left after the folds";
+    if (op.type == OpType::Conv) groups.push_back(op.attrs.get_int(AttrKey::Group, 1));
+  }
+  EXPECT_EQ(groups, (std::vector<int64_t>{4, 12}));
+  const auto got = Executor(current).run(inputs);
+  for (int64_t e = 0; e < got[0]->numel(); ++e)
+    ASSERT_NEAR(got[0]->floats()[e], expected[0]->floats()[e], 1e-4);
+}
+
 TEST(GraphRewriter, RejectsAMatchIndexOutOfRange) {
   GraphRewriter rewriter(default_matcher(), build_zoo_model("resnet18", {}));
   EXPECT_THROW(rewriter.apply(rewriter.matches().size()), UsageError);

@@ -2,6 +2,9 @@
 // at which instantiation they broke.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 #include "env/rules/hand_written_rules.h"
 #include "env/rules/rule_verifier.h"
 #include "env/rules/rule_writer.h"
@@ -23,6 +26,28 @@ TEST(RuleVerifier, EveryHandWrittenRulePasses) {
     EXPECT_TRUE(v.passed) << rule.name << ": " << v.failure;
     EXPECT_GE(v.instantiations, 3) << rule.name;
     EXPECT_LE(v.max_error, 1e-9) << rule.name;
+  }
+}
+
+// Rules over convs of any group count are checked at more than one group
+// count: the grouped-channels constraint derives c = g * cg and o from g, so
+// grouped instantiations fit instead of being skipped.
+TEST(RuleVerifier, ChecksGroupedConvRulesAtSeveralGroupCounts) {
+  for (const Rule& rule : hand_written_rules()) {
+    if (rule.name != "fold-conv-batchnorm" && rule.name != "fuse-conv-relu") continue;
+    const auto g = std::find_if(rule.params.begin(), rule.params.end(),
+                                [](const RuleParam& p) { return p.role == AttrKey::Group; });
+    ASSERT_NE(g, rule.params.end()) << rule.name;
+    std::set<int64_t> fitting_groups;
+    for_each_candidate_binding(rule, {}, [&](const RuleBinding& b, int) {
+      const int64_t groups = std::get<int64_t>(*b.params[static_cast<size_t>(g - rule.params.begin())]);
+      const RuleConstraint& c = rule.constraints.at(0);
+      EXPECT_EQ(b.dims[static_cast<size_t>(c.dims[0])], groups * b.dims[static_cast<size_t>(c.dims[1])]);
+      EXPECT_EQ(b.dims[static_cast<size_t>(c.dims[2])] % groups, 0);
+      fitting_groups.insert(groups);
+      return true;
+    });
+    EXPECT_EQ(fitting_groups, (std::set<int64_t>{1, 2})) << rule.name;
   }
 }
 
