@@ -36,6 +36,16 @@
 namespace graphworld {
 namespace {
 
+// --channel-block: which onnxruntime channel block narrow groups are
+// widened to (env/onnx/grouped_conv_spelling.h); 0 keeps every group.
+int64_t parse_channel_block(const std::string& text) {
+  if (text == "auto") return this_cpu_channel_block();
+  if (text == "none") return 0;
+  if (text == "16") return kAvx512ChannelBlock;
+  if (text == "8") return kAvx2ChannelBlock;
+  throw UsageError("--channel-block must be auto, 16 (AVX-512), 8 (AVX2) or none, got '" + text + "'");
+}
+
 void print_progress(const SearchProgress& p, bool tty) {
   std::fprintf(stderr,
                tty ? "\r\033[K[%6.1f s] best %.4f ms (%+.2f%%), %lld graphs explored, %lld priced, %zu queued"
@@ -127,7 +137,8 @@ int run_optimize(const CliArgs& args) {
   if (spelling != "fusing-runtimes" && spelling != "as-searched")
     throw UsageError("--spelling must be fusing-runtimes or as-searched, got '" + spelling + "'");
   export_options.spell_for_fusing_runtimes = spelling == "fusing-runtimes";
-  export_options.regroup_narrow_groups = spelling == "fusing-runtimes";
+  const int64_t channel_block = parse_channel_block(args.value_or("--channel-block", "auto"));
+  if (spelling == "fusing-runtimes") export_options.regroup_channel_block = channel_block;
 
   const std::optional<std::string> policy_spec = args.value("--policy");
   if (policy_spec && args.value("--search"))
@@ -199,7 +210,7 @@ int run_optimize(const CliArgs& args) {
                             "to narrow it down, and report the applied rules (--json)");
   ExportReport export_report;
   std::string optimized_bytes;
-  if (rewritten || (export_options.regroup_narrow_groups && has_regroupable_conv(result.graph)))
+  if (rewritten || has_regroupable_conv(result.graph, export_options.regroup_channel_block))
     optimized_bytes = export_onnx_bytes(result.graph, export_options, &export_report);
   const bool changed = rewritten || export_report.regrouped_convs > 0;
   if (!changed) std::string().swap(optimized_bytes);
@@ -271,6 +282,7 @@ int run_optimize(const CliArgs& args) {
         .key("generated").value(result.generated)
         .key("max_rel_err").value(diff.max_rel_err)
         .key("spelling").value(spelling)
+        .key("channel_block").value(export_options.regroup_channel_block)
         .key("regrouped_convs").value(export_report.regrouped_convs)
         .key("verify_runtime").value(verify_runtime_name(check_options.runtime))
         .key("noise_margin").value(check_options.noise_margin);
@@ -302,8 +314,10 @@ int run_optimize(const CliArgs& args) {
   std::printf("  substitutions    %zu applied%s\n", result.applied.size(), sorted.empty() ? " (none improved the cost)" : ":");
   for (const auto& [rule, n] : sorted) std::printf("    %4d  %s\n", n, rule.c_str());
   if (export_report.regrouped_convs > 0)
-    std::printf("  spelling         %lld grouped convs written with wider groups for onnxruntime's blocked kernels\n",
-                static_cast<long long>(export_report.regrouped_convs));
+    std::printf("  spelling         %lld grouped convs written with wider groups for onnxruntime's blocked kernels "
+                "(%lld-channel blocks)\n",
+                static_cast<long long>(export_report.regrouped_convs),
+                static_cast<long long>(export_options.regroup_channel_block));
   std::printf("  equivalence      max relative error %.2g against the original (executor, random inputs)\n",
               diff.max_rel_err);
   if (check.executor)
@@ -346,6 +360,9 @@ Subcommand optimize_command() {
       {"--spelling", "", "S", "fusing-runtimes (default: written so onnxruntime and runtimes like it can fuse; merged\n"
                               "convs come back apart, grouped convs with narrow groups get wider ones) or\n"
                               "as-searched (the graph as searched: for oneDNN-based runtimes)"},
+      {"--channel-block", "", "B", "the channel block of onnxruntime's blocked conv kernels on the machine that will\n"
+                                   "run the file, which narrow groups are widened to: auto (default: this CPU's, 16\n"
+                                   "with AVX-512, 8 with AVX2, none elsewhere), 16, 8 or none (keep every group)"},
       {"--noise-margin", "", "M", "the optimised model must be at least 1+M times faster end to end (default 0.01)"},
       {"--verify-rounds", "", "N", "alternating timing rounds of the end-to-end check (default 7; --threads sets its\n"
                                     "threads too)"},
@@ -363,7 +380,8 @@ Subcommand optimize_command() {
            "original model instead (a byte-for-byte copy of an input file), and the output says so.\n"
            "JSON keys: original_cost, optimized_cost (ms), reduction_pct, applied (rule name to count),\n"
            "search_s, policy, rollouts, rollout_s (--policy; else null), check_s (equivalence), io_s (reading and\n"
-           "writing), model, output, search, cost_model, explored, generated, max_rel_err, spelling, regrouped_convs\n"
+           "writing), model, output, search, cost_model, explored, generated, max_rel_err, spelling, channel_block\n"
+           "(0 when no group is widened), regrouped_convs\n"
            "(grouped convs the candidate file respelled, also when the original was written), verify_runtime,\n"
            "noise_margin, executor_speedup, executor_original_ms, executor_optimized_ms,\n"
            "onnxruntime_speedup, onnxruntime_original_ms, onnxruntime_optimized_ms (null when not timed), written\n"

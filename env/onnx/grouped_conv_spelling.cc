@@ -6,29 +6,37 @@
 
 namespace graphworld {
 
-int64_t regroup_factor(int64_t groups, int64_t in_per_group, int64_t out_per_group) {
-  if (groups <= 1 || in_per_group <= 0 || out_per_group <= 0) return 1;
-  if (in_per_group % kRegroupChannelBlock == 0 && out_per_group % kRegroupChannelBlock == 0) return 1;
+int64_t this_cpu_channel_block() {
+#if defined(__x86_64__) || defined(__i386__)
+  if (__builtin_cpu_supports("avx512f")) return kAvx512ChannelBlock;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return kAvx2ChannelBlock;
+#endif
+  return 0;
+}
+
+int64_t regroup_factor(int64_t groups, int64_t in_per_group, int64_t out_per_group, int64_t channel_block) {
+  if (channel_block <= 1 || groups <= 1 || in_per_group <= 0 || out_per_group <= 0) return 1;
+  if (in_per_group % channel_block == 0 && out_per_group % channel_block == 0) return 1;
   // The block is a power of two, so only powers of two can complete it.
   for (int64_t factor = 2; factor <= kMaxRegroupFactor; factor *= 2) {
     if (groups % factor != 0) continue;
-    if ((in_per_group * factor) % kRegroupChannelBlock == 0 && (out_per_group * factor) % kRegroupChannelBlock == 0)
-      return factor;
+    if ((in_per_group * factor) % channel_block == 0 && (out_per_group * factor) % channel_block == 0) return factor;
   }
   return 1;
 }
 
-int64_t regroup_factor_of(const Graph& graph, const Op& op) {
+int64_t regroup_factor_of(const Graph& graph, const Op& op, int64_t channel_block) {
   const int64_t groups = op.attrs.get_int(AttrKey::Group, 1);
   if (op.type != OpType::Conv || groups <= 1 || op.inputs.size() < 2 || op.outputs[0].shape.size() != 4) return 1;
   const TensorInfo& kernel = graph.info(op.inputs[1]);
   if (kernel.dtype != DType::Float32 || kernel.shape.size() != 4 || kernel.shape[0] % groups != 0) return 1;
-  return regroup_factor(groups, kernel.shape[1], kernel.shape[0] / groups);
+  return regroup_factor(groups, kernel.shape[1], kernel.shape[0] / groups, channel_block);
 }
 
-bool has_regroupable_conv(const Graph& graph) {
+bool has_regroupable_conv(const Graph& graph, int64_t channel_block) {
+  if (channel_block <= 1) return false;
   for (OpId id = 0; id < static_cast<OpId>(graph.num_ops()); ++id)
-    if (regroup_factor_of(graph, graph.op(id)) > 1) return true;
+    if (regroup_factor_of(graph, graph.op(id), channel_block) > 1) return true;
   return false;
 }
 

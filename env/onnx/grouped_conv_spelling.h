@@ -15,7 +15,7 @@
 // measurements, and where it does not pay: onnxruntime with its graph
 // optimisations off, cuDNN).
 //
-// Only `optimize` writes this spelling (ExportOptions::regroup_narrow_groups),
+// Only `optimize` writes this spelling (ExportOptions::regroup_channel_block),
 // for its candidate file, which it checks and times before writing; other
 // exports keep the graph's groups.
 #pragma once
@@ -28,28 +28,34 @@
 
 namespace graphworld {
 
-// The channel block a regrouped conv aims at: 16 fills an AVX-512 block and
-// two AVX2 blocks.
-inline constexpr int64_t kRegroupChannelBlock = 16;
+// onnxruntime's channel blocks: 16 floats with AVX-512, 8 with AVX2. Its
+// blocked kernels exist on x86 only; elsewhere there is nothing to aim at.
+inline constexpr int64_t kAvx512ChannelBlock = 16;
+inline constexpr int64_t kAvx2ChannelBlock = 8;
 // More merged groups than this cost more FLOPs than the blocked kernel saves.
 inline constexpr int64_t kMaxRegroupFactor = 4;
 
+// The channel block of onnxruntime's blocked conv kernels on this CPU: 16
+// with AVX-512, 8 with AVX2, 0 (no blocked kernels) otherwise. optimize
+// aims at it unless told which machine will run the file.
+int64_t this_cpu_channel_block();
+
 // How many neighbouring groups to merge into one: the smallest factor that
 // makes the input and output channels per group multiples of
-// kRegroupChannelBlock and divides `groups`, or 1 (write the conv as it is)
-// when the groups already fit, the conv is not grouped, or the factor would
-// exceed kMaxRegroupFactor (depthwise convs, which onnxruntime runs blocked
-// as they are, always give 1).
-int64_t regroup_factor(int64_t groups, int64_t in_per_group, int64_t out_per_group);
+// `channel_block` (a power of two) and divides `groups`, or 1 (write the
+// conv as it is) when the groups already fit, the conv is not grouped, the
+// block is 0, or the factor would exceed kMaxRegroupFactor (depthwise
+// convs, which onnxruntime runs blocked as they are, always give 1).
+int64_t regroup_factor(int64_t groups, int64_t in_per_group, int64_t out_per_group, int64_t channel_block);
 
 // regroup_factor for one op: 1 unless it is a 2-D float Conv whose kernel
 // shape fits its groups.
-int64_t regroup_factor_of(const Graph& graph, const Op& op);
+int64_t regroup_factor_of(const Graph& graph, const Op& op, int64_t channel_block);
 
 // True when some op of `graph` has a regroup factor above 1 (a cheap scan,
 // so that optimize exports a graph no rewrite changed only when the
 // spelling can change it).
-bool has_regroupable_conv(const Graph& graph);
+bool has_regroupable_conv(const Graph& graph, int64_t channel_block);
 
 // The kernel [O, I/groups, kH, kW] of a conv with `groups` groups as the
 // kernel of the same conv with groups / factor groups:

@@ -39,8 +39,8 @@ const char* activation_node_type(Activation act) {
 
 class Exporter {
  public:
-  Exporter(const Graph& graph, onnx::GraphProto* out, bool spell, bool regroup)
-      : g_(graph), out_(out), spell_(spell), regroup_(regroup) {}
+  Exporter(const Graph& graph, onnx::GraphProto* out, bool spell, int64_t regroup_channel_block)
+      : g_(graph), out_(out), spell_(spell), regroup_channel_block_(regroup_channel_block) {}
 
   // After run(): grouped convs written with fewer, wider groups.
   int64_t regrouped_convs() const { return regrouped_convs_; }
@@ -386,7 +386,7 @@ class Exporter {
   // another node reads it); convs that share a kernel share its regrouping.
   bool emit_regrouped_conv(OpId id) {
     const Op& op = g_.op(id);
-    const int64_t factor = regroup_factor_of(g_, op);
+    const int64_t factor = regroup_factor_of(g_, op, regroup_channel_block_);
     if (factor == 1 || !constant_[op.inputs[1].op]) return false;
     const int64_t groups = op.attrs.get_int(AttrKey::Group, 1);
     auto [kernel, fresh] = regrouped_kernel_names_.try_emplace({op.inputs[1], factor});
@@ -455,7 +455,7 @@ class Exporter {
     switch (op.type) {
       case OpType::Conv: {
         if (spell_ && emit_conv_runs(id)) return;
-        if (regroup_ && emit_regrouped_conv(id)) return;
+        if (regroup_channel_block_ > 1 && emit_regrouped_conv(id)) return;
         set_window_attributes(main_node(id, "Conv"), op);
         return;
       }
@@ -655,7 +655,7 @@ class Exporter {
   const Graph& g_;
   onnx::GraphProto* out_;
   const bool spell_;
-  const bool regroup_;
+  const int64_t regroup_channel_block_;
   ExportSpelling spelling_;
   int64_t regrouped_convs_ = 0;
   std::map<std::pair<TensorRef, int64_t>, std::string> regrouped_kernel_names_;
@@ -682,7 +682,7 @@ std::string export_onnx_bytes(const Graph& graph, const ExportOptions& options, 
   opset->set_version(kExportOpset);
   onnx::GraphProto* out = model.mutable_graph();
   out->set_name("graphworld");
-  Exporter exporter(graph, out, options.spell_for_fusing_runtimes, options.regroup_narrow_groups);
+  Exporter exporter(graph, out, options.spell_for_fusing_runtimes, options.regroup_channel_block);
   exporter.run();
   if (report) report->regrouped_convs = exporter.regrouped_convs();
   std::string bytes;

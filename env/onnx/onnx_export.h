@@ -28,12 +28,12 @@ struct ExportOptions {
   // graph as it is, merges included: for runtimes built on oneDNN, like
   // graphworld's executor, where a merged conv can pay.
   bool spell_for_fusing_runtimes = true;
-  // Write grouped convs whose groups are narrower than onnxruntime's channel
-  // block with fewer, wider groups (grouped_conv_spelling.h). It adds FLOPs
-  // that only blocked CPU kernels repay, so only optimize turns it on, for
-  // a candidate it checks and times; originals and round trips keep their
-  // groups.
-  bool regroup_narrow_groups = false;
+  // Above 1: write grouped convs whose groups are narrower than this channel
+  // block (onnxruntime's: 16 with AVX-512, 8 with AVX2) with fewer, wider
+  // groups (grouped_conv_spelling.h). It adds FLOPs that only blocked CPU
+  // kernels repay, so only optimize sets it, for a candidate it checks and
+  // times; originals and round trips keep their groups (0).
+  int64_t regroup_channel_block = 0;
 };
 
 inline constexpr int64_t kExportOpset = 17;

@@ -133,19 +133,30 @@ TEST(OptimizeCli, RespellsNarrowGroupedConvsWithoutARewrite) {
   export_onnx_file(b.finish(), in, as_searched);
   const std::string out_file = testing::scratch_dir() + "/narrow-groups-respelled.onnx";
   std::string out;
-  ASSERT_EQ(gw("optimize " + in + " -o " + out_file + " --budget 0 --verify-runtime none --json", &out), 0) << out;
-  EXPECT_NE(out.find("\"applied\":{}"), std::string::npos) << out;
-  EXPECT_NE(out.find("\"regrouped_convs\":1"), std::string::npos) << out;
-  EXPECT_NE(out.find("\"written\":\"optimized\""), std::string::npos) << out;
-  const Graph written = import_onnx_file(out_file);
-  int convs = 0;
-  for (OpId id = 0; id < static_cast<OpId>(written.num_ops()); ++id) {
-    if (written.op(id).type != OpType::Conv) continue;
-    ++convs;
-    EXPECT_EQ(written.op(id).attrs.get_int(AttrKey::Group, 1), 2) << "8 groups of 4 written as 2 groups of 16";
-  }
-  EXPECT_EQ(convs, 1);
-  EXPECT_LE(testing::ort_compare(in, out_file).max_rel_err, 1e-4);
+  // The groups a written conv has, for each channel block aimed at.
+  auto written_groups = [&](const std::string& block) {
+    EXPECT_EQ(gw("optimize " + in + " -o " + out_file + " --budget 0 --verify-runtime none --channel-block " + block +
+                     " --json",
+                 &out),
+              0)
+        << out;
+    EXPECT_NE(out.find("\"applied\":{}"), std::string::npos) << out;
+    EXPECT_NE(out.find("\"regrouped_convs\":1"), std::string::npos) << out;
+    EXPECT_NE(out.find("\"channel_block\":" + block), std::string::npos) << out;
+    EXPECT_NE(out.find("\"written\":\"optimized\""), std::string::npos) << out;
+    const Graph written = import_onnx_file(out_file);
+    std::vector<int64_t> groups;
+    for (OpId id = 0; id < static_cast<OpId>(written.num_ops()); ++id)
+      if (written.op(id).type == OpType::Conv) groups.push_back(written.op(id).attrs.get_int(AttrKey::Group, 1));
+    EXPECT_LE(testing::ort_compare(in, out_file).max_rel_err, 1e-4);
+    return groups;
+  };
+  EXPECT_EQ(written_groups("16"), std::vector<int64_t>{2}) << "8 groups of 4 written as 2 groups of 16 (AVX-512)";
+  EXPECT_EQ(written_groups("8"), std::vector<int64_t>{4}) << "8 groups of 4 written as 4 groups of 8 (AVX2)";
+  ASSERT_EQ(gw("optimize " + in + " -o " + out_file + " --budget 0 --channel-block none --json", &out), 0) << out;
+  EXPECT_NE(out.find("\"channel_block\":0"), std::string::npos) << out;
+  EXPECT_NE(out.find("the spelling changed nothing"), std::string::npos) << out;
+  EXPECT_EQ(testing::file_difference(out_file, in), "");
   ASSERT_EQ(gw("optimize " + in + " -o " + out_file + " --budget 0 --spelling as-searched --json", &out), 0) << out;
   EXPECT_NE(out.find("\"regrouped_convs\":0"), std::string::npos) << out;
   EXPECT_NE(out.find("the spelling changed nothing"), std::string::npos) << out;
@@ -180,6 +191,9 @@ TEST(OptimizeCli, KeepsAZooOriginalAsItsExport) {
 
 TEST(OptimizeCli, BadArgumentsAreClearErrors) {
   std::string out;
+  EXPECT_EQ(gw("optimize squeezenet1.1 -o " + testing::scratch_dir() + "/never.onnx --channel-block 12", &out), 2);
+  EXPECT_NE(out.find("--channel-block must be auto, 16 (AVX-512), 8 (AVX2) or none, got '12'"), std::string::npos)
+      << out;
   EXPECT_EQ(gw("optimize bert", &out), 2);
   EXPECT_NE(out.find("-o OUT.onnx"), std::string::npos) << out;
   EXPECT_EQ(gw("optimize bert -o /tmp/x.onnx --search anneal", &out), 2);

@@ -247,18 +247,27 @@ TEST(ExportSpelling, TwoDimensionalMatMulWithoutAddIsGemm) {
 }
 
 // grouped_conv_spelling.h: the factor is the smallest that makes both
-// channels-per-group counts multiples of 16 and divides the groups, at most 4.
+// channels-per-group counts multiples of the channel block and divides the
+// groups, at most 4.
 TEST(ExportSpelling, RegroupFactorWidensNarrowGroupsToTheChannelBlock) {
-  EXPECT_EQ(regroup_factor(32, 4, 4), 4) << "ResNeXt 32x4d, first stage";
-  EXPECT_EQ(regroup_factor(32, 8, 8), 2) << "ResNeXt 32x4d, second stage";
-  EXPECT_EQ(regroup_factor(32, 16, 16), 1) << "already a block";
-  EXPECT_EQ(regroup_factor(1, 4, 4), 1) << "not grouped";
-  EXPECT_EQ(regroup_factor(64, 1, 1), 1) << "depthwise: onnxruntime runs it blocked as it is";
-  EXPECT_EQ(regroup_factor(32, 2, 2), 1) << "a factor of 8 costs more FLOPs than the block saves";
-  EXPECT_EQ(regroup_factor(6, 4, 4), 1) << "4 does not divide 6 groups";
-  EXPECT_EQ(regroup_factor(8, 8, 16), 2) << "input and output per group both count";
-  EXPECT_EQ(regroup_factor(9, 16, 8), 1) << "the factor 2 the outputs need does not divide 9 groups";
-  EXPECT_EQ(regroup_factor(2, 8, 8), 2) << "down to one group: a plain conv";
+  const int64_t avx512 = kAvx512ChannelBlock, avx2 = kAvx2ChannelBlock;
+  EXPECT_EQ(regroup_factor(32, 4, 4, avx512), 4) << "ResNeXt 32x4d, first stage";
+  EXPECT_EQ(regroup_factor(32, 8, 8, avx512), 2) << "ResNeXt 32x4d, second stage";
+  EXPECT_EQ(regroup_factor(32, 16, 16, avx512), 1) << "already a block";
+  EXPECT_EQ(regroup_factor(1, 4, 4, avx512), 1) << "not grouped";
+  EXPECT_EQ(regroup_factor(64, 1, 1, avx512), 1) << "depthwise: onnxruntime runs it blocked as it is";
+  EXPECT_EQ(regroup_factor(32, 2, 2, avx512), 1) << "a factor of 8 costs more FLOPs than the block saves";
+  EXPECT_EQ(regroup_factor(6, 4, 4, avx512), 1) << "4 does not divide 6 groups";
+  EXPECT_EQ(regroup_factor(8, 8, 16, avx512), 2) << "input and output per group both count";
+  EXPECT_EQ(regroup_factor(9, 16, 8, avx512), 1) << "the factor 2 the outputs need does not divide 9 groups";
+  EXPECT_EQ(regroup_factor(2, 8, 8, avx512), 2) << "down to one group: a plain conv";
+  // AVX2's block of 8: half the widening, and 8-channel groups fit as they are.
+  EXPECT_EQ(regroup_factor(32, 4, 4, avx2), 2) << "ResNeXt 32x4d, first stage, AVX2";
+  EXPECT_EQ(regroup_factor(32, 8, 8, avx2), 1) << "ResNeXt 32x4d, second stage, AVX2";
+  EXPECT_EQ(regroup_factor(32, 2, 2, avx2), 4) << "2-channel groups, AVX2";
+  EXPECT_EQ(regroup_factor(32, 4, 4, 0), 1) << "no blocked kernels: keep every group";
+  const int64_t here = this_cpu_channel_block();
+  EXPECT_TRUE(here == 0 || here == avx2 || here == avx512) << here;
 }
 
 // Four groups of one output channel reading two input channels each, merged
@@ -294,9 +303,10 @@ TEST(ExportSpelling, NarrowGroupedConvIsWrittenWithWiderGroups) {
   TensorRef twin = b.add1(OpType::Conv, {depthwise, kernel}, {{AttrKey::Group, int64_t{16}}}, "twin");
   b.output(twin, "y");
   const Graph graph = b.finish();
-  EXPECT_TRUE(has_regroupable_conv(graph));
+  EXPECT_TRUE(has_regroupable_conv(graph, kAvx512ChannelBlock));
+  EXPECT_FALSE(has_regroupable_conv(graph, 0));
   ExportOptions regroup;
-  regroup.regroup_narrow_groups = true;
+  regroup.regroup_channel_block = kAvx512ChannelBlock;
   ExportReport report;
   const std::string bytes = export_onnx_bytes(graph, regroup, &report);
   EXPECT_EQ(report.regrouped_convs, 2);
