@@ -137,8 +137,11 @@ int run_optimize(const CliArgs& args) {
   if (spelling != "fusing-runtimes" && spelling != "as-searched")
     throw UsageError("--spelling must be fusing-runtimes or as-searched, got '" + spelling + "'");
   export_options.spell_for_fusing_runtimes = spelling == "fusing-runtimes";
-  const int64_t channel_block = parse_channel_block(args.value_or("--channel-block", "auto"));
-  if (spelling == "fusing-runtimes") export_options.regroup_channel_block = channel_block;
+  if (args.value("--channel-block") && spelling == "as-searched")
+    throw UsageError("--channel-block widens groups for onnxruntime's blocked kernels, which --spelling as-searched "
+                     "does not do; give one of them");
+  if (spelling == "fusing-runtimes")
+    export_options.regroup_channel_block = parse_channel_block(args.value_or("--channel-block", "auto"));
 
   const std::optional<std::string> policy_spec = args.value("--policy");
   if (policy_spec && args.value("--search"))
@@ -362,7 +365,9 @@ Subcommand optimize_command() {
                               "as-searched (the graph as searched: for oneDNN-based runtimes)"},
       {"--channel-block", "", "B", "the channel block of onnxruntime's blocked conv kernels on the machine that will\n"
                                    "run the file, which narrow groups are widened to: auto (default: this CPU's, 16\n"
-                                   "with AVX-512, 8 with AVX2, none elsewhere), 16, 8 or none (keep every group)"},
+                                   "with AVX-512, 8 on other x86-64 CPUs, none elsewhere), 16, 8 or none (keep every\n"
+                                   "group). The end-to-end check times this CPU: for another machine's block, check\n"
+                                   "with --verify-runtime executor or none"},
       {"--noise-margin", "", "M", "the optimised model must be at least 1+M times faster end to end (default 0.01)"},
       {"--verify-rounds", "", "N", "alternating timing rounds of the end-to-end check (default 7; --threads sets its\n"
                                     "threads too)"},
@@ -381,7 +386,7 @@ Subcommand optimize_command() {
            "JSON keys: original_cost, optimized_cost (ms), reduction_pct, applied (rule name to count),\n"
            "search_s, policy, rollouts, rollout_s (--policy; else null), check_s (equivalence), io_s (reading and\n"
            "writing), model, output, search, cost_model, explored, generated, max_rel_err, spelling, channel_block\n"
-           "(0 when no group is widened), regrouped_convs\n"
+           "(the block narrow groups were aimed at; 0: none), regrouped_convs\n"
            "(grouped convs the candidate file respelled, also when the original was written), verify_runtime,\n"
            "noise_margin, executor_speedup, executor_original_ms, executor_optimized_ms,\n"
            "onnxruntime_speedup, onnxruntime_original_ms, onnxruntime_optimized_ms (null when not timed), written\n"

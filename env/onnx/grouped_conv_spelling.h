@@ -28,16 +28,18 @@
 
 namespace graphworld {
 
-// onnxruntime's channel blocks: 16 floats with AVX-512, 8 with AVX2. Its
-// blocked kernels exist on x86 only; elsewhere there is nothing to aim at.
+// onnxruntime's channel blocks: 16 floats with AVX-512, 8 on other x86-64
+// CPUs (AVX2 and older). Its default builds have blocked kernels on x86-64
+// only; elsewhere there is nothing to aim at.
 inline constexpr int64_t kAvx512ChannelBlock = 16;
 inline constexpr int64_t kAvx2ChannelBlock = 8;
 // More merged groups than this cost more FLOPs than the blocked kernel saves.
 inline constexpr int64_t kMaxRegroupFactor = 4;
 
 // The channel block of onnxruntime's blocked conv kernels on this CPU: 16
-// with AVX-512, 8 with AVX2, 0 (no blocked kernels) otherwise. optimize
-// aims at it unless told which machine will run the file.
+// with AVX-512, 8 on other x86-64 CPUs, 0 (no blocked kernels) on other
+// architectures. optimize aims at it unless told which machine will run
+// the file.
 int64_t this_cpu_channel_block();
 
 // How many neighbouring groups to merge into one: the smallest factor that

@@ -165,8 +165,8 @@ Rule fuse_conv_activation(OpType act_type, Activation act, bool bias) {
 // Add(Conv(x, k), b) with b [1, o, 1, 1] -> Conv(x, k, b as [o]): exporters
 // such as paddle2onnx write a conv's (and a transposed conv's) bias as a
 // separate Add, which hides the conv from BatchNorm folding and activation
-// fusion. One group; the conv's weight is [o, c, kh, kw], a transposed
-// conv's [c, o, kh, kw].
+// fusion. A conv of any group count (weight [o, c/g, kh, kw]); a transposed
+// conv of one group (weight [c, o, kh, kw]).
 Rule fold_add_into_conv_bias(OpType conv_type) {
   const bool transposed = conv_type == OpType::ConvTranspose;
   RuleWriter w(transposed ? "fold-add-into-conv-transpose-bias" : "fold-add-into-conv-bias", kOrigin);

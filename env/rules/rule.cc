@@ -176,6 +176,11 @@ void check_rule_references(const Rule& rule) {
       bad_rule(rule, where + " takes " + std::to_string(params) + " parameter(s) and " + std::to_string(dims) +
                          " dim symbol(s), not " + std::to_string(c.params.size()) + " and " +
                          std::to_string(c.dims.size()));
+    if (c.kind == ConstraintKind::GroupedChannels &&
+        rule.params[static_cast<size_t>(c.params[0])].role != AttrKey::Group)
+      bad_rule(rule, where + " relates a group count, but parameter $" +
+                         rule.params[static_cast<size_t>(c.params[0])].name + " stands for " +
+                         std::string(attr_key_name(rule.params[static_cast<size_t>(c.params[0])].role)));
   }
   if (!target_is_determined(rule))
     bad_rule(rule, "the target uses a variable, dim symbol or parameter that matching the source does not bind");

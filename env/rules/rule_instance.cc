@@ -179,7 +179,7 @@ bool binding_admitted(const Rule& rule, const RuleBinding& b) {
         const int64_t channels = b.dims.at(static_cast<size_t>(c.dims.at(0)));
         const int64_t per_group = b.dims.at(static_cast<size_t>(c.dims.at(1)));
         const int64_t outputs = b.dims.at(static_cast<size_t>(c.dims.at(2)));
-        // Zero means not bound yet (a partial match): nothing to contradict.
+        // A size of zero is unbound: nothing to contradict.
         if (channels && per_group && channels != *groups * per_group) return false;
         if (outputs && outputs % *groups != 0) return false;
         break;

@@ -2,6 +2,7 @@
 // can be wrong (corrupt, truncated, old version, unknown op, bad reference).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
@@ -104,6 +105,22 @@ TEST(RuleLibrary, BadReferenceIsRejected) {
   std::string message = expect_format_error(serialize_rule_library({"x", {rule}}));
   EXPECT_NE(message.find("dangling"), std::string::npos) << message;
   EXPECT_NE(message.find("variable #7"), std::string::npos) << message;
+}
+
+// A grouped-channels constraint relates one group parameter and three dim
+// symbols; a file with another arity, or a dim the rule lacks, is refused.
+TEST(RuleLibrary, GroupedChannelsConstraintWithBadDimsIsRejected) {
+  const std::vector<Rule> rules = hand_written_rules();
+  const auto relu = std::find_if(rules.begin(), rules.end(), [](const Rule& r) { return r.name == "fuse-conv-relu"; });
+  ASSERT_NE(relu, rules.end());
+  ASSERT_EQ(relu->constraints.size(), 1u);
+  for (const std::vector<int32_t>& dims : {std::vector<int32_t>{0, 1}, std::vector<int32_t>{0, 1, 99}}) {
+    Rule rule = *relu;
+    rule.constraints[0].dims = dims;
+    std::string message = expect_format_error(serialize_rule_library({"x", {rule}}));
+    EXPECT_NE(message.find("fuse-conv-relu"), std::string::npos) << message;
+    EXPECT_NE(message.find("grouped-channels"), std::string::npos) << message;
+  }
 }
 
 void reseal(std::string& bytes) {

@@ -33,22 +33,51 @@ TEST(RuleVerifier, EveryHandWrittenRulePasses) {
 // count: the grouped-channels constraint derives c = g * cg and o from g, so
 // grouped instantiations fit instead of being skipped.
 TEST(RuleVerifier, ChecksGroupedConvRulesAtSeveralGroupCounts) {
+  int checked = 0;
   for (const Rule& rule : hand_written_rules()) {
     if (rule.name != "fold-conv-batchnorm" && rule.name != "fuse-conv-relu") continue;
+    ++checked;
     const auto g = std::find_if(rule.params.begin(), rule.params.end(),
                                 [](const RuleParam& p) { return p.role == AttrKey::Group; });
     ASSERT_NE(g, rule.params.end()) << rule.name;
-    std::set<int64_t> fitting_groups;
+    const auto g_index = static_cast<size_t>(g - rule.params.begin());
+    std::set<int64_t> admitted_groups;
     for_each_candidate_binding(rule, {}, [&](const RuleBinding& b, int) {
-      const int64_t groups = std::get<int64_t>(*b.params[static_cast<size_t>(g - rule.params.begin())]);
+      const int64_t groups = std::get<int64_t>(*b.params[g_index]);
       const RuleConstraint& c = rule.constraints.at(0);
       EXPECT_EQ(b.dims[static_cast<size_t>(c.dims[0])], groups * b.dims[static_cast<size_t>(c.dims[1])]);
       EXPECT_EQ(b.dims[static_cast<size_t>(c.dims[2])] % groups, 0);
-      fitting_groups.insert(groups);
+      admitted_groups.insert(groups);
       return true;
     });
-    EXPECT_EQ(fitting_groups, (std::set<int64_t>{1, 2})) << rule.name;
+    EXPECT_EQ(admitted_groups, (std::set<int64_t>{1, 2})) << rule.name;
+    // Restricted to two groups, the rule still fits and passes: the grouped
+    // instantiations are built and compared, not skipped.
+    Rule two_groups = rule;
+    two_groups.params[g_index].admits = {int64_t{2}};
+    const VerifyResult v = verify_rule(two_groups);
+    EXPECT_TRUE(v.passed) << rule.name << ": " << v.failure;
+    EXPECT_GE(v.instantiations, VerifyOptions{}.min_instantiations) << rule.name;
   }
+  EXPECT_EQ(checked, 2);
+}
+
+// A wrong fusion (Relu into a conv as Sigmoid) restricted to two groups is
+// caught there: the verifier runs grouped convs, it does not skip them.
+TEST(RuleVerifier, RejectsAWrongGroupedConvRuleAtTwoGroups) {
+  for (Rule rule : hand_written_rules()) {
+    if (rule.name != "fuse-conv-relu") continue;
+    for (PatternOp& op : rule.target)
+      for (auto& [key, expr] : op.attrs)
+        if (key == AttrKey::Activation) expr = AttrExpr::of_literal(static_cast<int64_t>(Activation::Sigmoid));
+    for (RuleParam& p : rule.params)
+      if (p.role == AttrKey::Group) p.admits = {int64_t{2}};
+    const VerifyResult v = verify_rule(rule);
+    EXPECT_FALSE(v.passed);
+    EXPECT_NE(v.failure.find("$g=2"), std::string::npos) << v.failure;
+    return;
+  }
+  FAIL() << "no fuse-conv-relu rule";
 }
 
 // TASO's hand-written mul(conv(x, w), y) -> conv(x, w): it drops the Mul.
