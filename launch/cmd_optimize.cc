@@ -291,6 +291,8 @@ int run_optimize(const CliArgs& args) {
         .key("noise_margin").value(check_options.noise_margin);
     write_speedup(j, "executor", check.executor);
     write_speedup(j, "onnxruntime", check.onnxruntime);
+    if (check.onnxruntime_graph_difference) j.key("onnxruntime_same_graph").value(check.onnxruntime_graph_difference->empty());
+    else j.key("onnxruntime_same_graph").null_value();
     j.key("written").value(written)
         .key("verdict").value(check.verdict)
         .key("peak_rss_mib").value(peak_rss_mib())
@@ -389,8 +391,9 @@ Subcommand optimize_command() {
            "(the block narrow groups were aimed at; 0: none), regrouped_convs\n"
            "(grouped convs the candidate file respelled, also when the original was written), verify_runtime,\n"
            "noise_margin, executor_speedup, executor_original_ms, executor_optimized_ms,\n"
-           "onnxruntime_speedup, onnxruntime_original_ms, onnxruntime_optimized_ms (null when not timed), written\n"
-           "(optimized or original), verdict, peak_rss_mib.",
+           "onnxruntime_speedup, onnxruntime_original_ms, onnxruntime_optimized_ms (null when not timed),\n"
+           "onnxruntime_same_graph (in a tie there: whether onnxruntime runs the same ops for both files; else null),\n"
+           "written (optimized or original), verdict, peak_rss_mib.",
            options},
           run_optimize};
 }

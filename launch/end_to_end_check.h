@@ -5,8 +5,11 @@
 // optimisations on (how people deploy). The optimised graph is written only
 // when the deciding runtime finds it faster by more than a noise margin;
 // otherwise optimize keeps the original and says so. With onnxruntime
-// deciding, a result within the noise band there (a tie: onnxruntime made
-// the same rewrites itself) is written when the executor finds it faster.
+// deciding, a result within the noise band there is a tie. When onnxruntime
+// runs the same graph for both files (it made the same rewrites itself:
+// BatchNorm folding, activation fusion), the tie is noise and the file is
+// written if the executor finds it faster; when its graphs differ, the tie
+// is a bet on noise and the original is kept.
 #pragma once
 
 #include <optional>
@@ -36,6 +39,9 @@ struct EndToEndCheckOptions {
 struct EndToEndCheck {
   std::optional<LatencyComparison> executor;
   std::optional<OnnxRuntimeComparison> onnxruntime;
+  // In a tie in onnxruntime: how its optimised graphs of the two files
+  // differ ("" for the same ops); unset when not compared.
+  std::optional<std::string> onnxruntime_graph_difference;
   bool optimized_is_faster = true;
   std::string verdict;  // one line: why the optimised graph was kept or not
 };
@@ -48,9 +54,14 @@ struct EndToEndDecision {
 // The rule, apart from the timing: with the executor deciding, faster means
 // a speedup of at least 1 + noise_margin. With onnxruntime deciding, faster
 // there wins, slower there by more than the margin loses, and a tie within
-// the margin goes to the executor's verdict.
+// the margin loses when `onnxruntime_graph_difference` is non-empty (its
+// graphs differ) and otherwise goes to the executor's verdict.
 EndToEndDecision decide_end_to_end(VerifyRuntime runtime, double executor_speedup,
-                                   std::optional<double> onnxruntime_speedup, double noise_margin);
+                                   std::optional<double> onnxruntime_speedup, double noise_margin,
+                                   const std::optional<std::string>& onnxruntime_graph_difference = std::nullopt);
+
+// True when onnxruntime's timing is a tie within the margin.
+bool onnxruntime_tie(double onnxruntime_speedup, double noise_margin);
 
 // `original_onnx` is the original model as an ONNX file (the user's input, or
 // an export of it) and `optimized_onnx` the optimised graph written to a

@@ -1,12 +1,13 @@
 #include "launch/onnxruntime_comparison.h"
 
-
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
 
+#include "common/atomic_file.h"
 #include "common/error.h"
+#include "env/onnx/node_counts.h"
 #include "launch/command_output.h"
 
 namespace graphworld {
@@ -100,6 +101,27 @@ OnnxRuntimeComparison compare_onnxruntime_latency(const std::string& original_pa
       result.ratios.push_back(std::stod(it->str()));
   }
   return result;
+}
+
+std::string compare_onnxruntime_graphs(const std::string& original_path, const std::string& candidate_path,
+                                       const OnnxRuntimeComparisonOptions& options) {
+  std::map<std::string, int64_t> counts[2];
+  const std::string models[2] = {original_path, candidate_path};
+  for (int k = 0; k < 2; ++k) {
+    const std::string saved = candidate_path + (k == 0 ? ".ort-original.tmp" : ".ort-optimized.tmp");
+    try {
+      run_onnxruntime_script("ort_run.mjs",
+                             {"--model", models[k], "--save-optimized", saved, "--opt", options.opt_level, "--threads",
+                              std::to_string(options.threads)},
+                             "onnxruntime could not save its optimised form of " + models[k]);
+      counts[k] = onnx_node_counts(read_file(saved), saved + " (onnxruntime's optimised form of " + models[k] + ")");
+    } catch (...) {
+      std::filesystem::remove(saved);
+      throw;
+    }
+    std::filesystem::remove(saved);
+  }
+  return node_count_difference(counts[0], counts[1]);
 }
 
 OnnxRuntimeOutputDifference compare_onnxruntime_outputs(const std::string& original_path,

@@ -37,6 +37,14 @@ using OnnxRuntimeComparison = LatencyComparison;
 OnnxRuntimeComparison compare_onnxruntime_latency(const std::string& original_path, const std::string& candidate_path,
                                                   const OnnxRuntimeComparisonOptions& options = {});
 
+// How the graphs onnxruntime runs for two models differ after its own graph
+// optimisations (`options.opt_level`): each model's optimised form is saved
+// (tests/tools/ort_run.mjs --save-optimized) to a temporary file beside
+// `candidate_path`, and their node counts compared (env/onnx/node_counts.h).
+// "" when onnxruntime runs the same ops for both, else "MatMul 48→32, ...".
+std::string compare_onnxruntime_graphs(const std::string& original_path, const std::string& candidate_path,
+                                       const OnnxRuntimeComparisonOptions& options = {});
+
 // How far two models' outputs are apart in onnxruntime (its graph
 // optimisations off), on the same seeded random inputs (tests/tools/
 // ort_compare.mjs): rel = max |a - b| / max |a| over each output, the largest.

@@ -1,8 +1,14 @@
-// optimize's end-to-end decision, apart from any timing.
+// optimize's end-to-end decision, apart from any timing, and the
+// comparison of the graphs onnxruntime runs that decides its ties.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "common/error.h"
+#include "env/onnx/onnx_export.h"
+#include "env/ops/graph_builder.h"
 #include "launch/end_to_end_check.h"
+#include "tests/support/test_env.h"
 
 namespace graphworld {
 namespace {
@@ -29,6 +35,58 @@ TEST(EndToEndDecision, OnnxRuntimeDecidesAndATieGoesToTheExecutor) {
   EXPECT_TRUE(tie_won.optimized_is_faster);
   EXPECT_NE(tie_won.verdict.find("tie"), std::string::npos) << tie_won.verdict;
   EXPECT_FALSE(decide_end_to_end(VerifyRuntime::OnnxRuntime, 1.0, 1.005, 0.01).optimized_is_faster);
+}
+
+// A tie whose graphs inside onnxruntime differ may be a loss: the original
+// is kept. The same graph there makes the tie noise, and the executor decides.
+TEST(EndToEndDecision, ATieIsTakenOnlyWhereOnnxRuntimeRunsTheSameGraph) {
+  const EndToEndDecision differs =
+      decide_end_to_end(VerifyRuntime::OnnxRuntime, 1.08, 0.995, 0.01, std::string("MatMul 48→32, Split 0→16"));
+  EXPECT_FALSE(differs.optimized_is_faster);
+  EXPECT_NE(differs.verdict.find("differs from the original's (MatMul 48→32, Split 0→16)"), std::string::npos)
+      << differs.verdict;
+  const EndToEndDecision same = decide_end_to_end(VerifyRuntime::OnnxRuntime, 1.08, 0.995, 0.01, std::string());
+  EXPECT_TRUE(same.optimized_is_faster);
+  EXPECT_NE(same.verdict.find("same graph"), std::string::npos) << same.verdict;
+  // Outside the tie band the graphs do not matter.
+  EXPECT_TRUE(decide_end_to_end(VerifyRuntime::OnnxRuntime, 1.0, 1.05, 0.01, std::string("Conv 46→53"))
+                  .optimized_is_faster);
+  EXPECT_TRUE(onnxruntime_tie(0.995, 0.01));
+  EXPECT_TRUE(onnxruntime_tie(0.99, 0.01));
+  EXPECT_FALSE(onnxruntime_tie(1.01, 0.01));
+  EXPECT_FALSE(onnxruntime_tie(0.98, 0.01));
+}
+
+// Two convs of one input against the same convs merged and split: onnxruntime
+// keeps the Split, so its graphs differ; a model against itself does not.
+TEST(OnnxRuntimeGraphs, SameModelIsTheSameGraphAndAMergeIsNot) {
+  using Ints = std::vector<int64_t>;
+  auto build = [](bool merged) {
+    GraphBuilder b(5);
+    TensorRef x = b.input("x", {1, 8, 10, 10});
+    const Attributes pads = {{AttrKey::Pads, Ints{1, 1, 1, 1}}};
+    if (merged) {
+      auto halves = b.add(OpType::Split, {b.add1(OpType::Conv, {x, b.random_weight({32, 8, 3, 3}, -1, 1)}, pads)},
+                          {{AttrKey::Axis, int64_t{1}}, {AttrKey::Split, Ints{16, 16}}});
+      b.output(halves[0], "a");
+      b.output(halves[1], "b");
+    } else {
+      b.output(b.add1(OpType::Conv, {x, b.random_weight({16, 8, 3, 3}, -1, 1)}, pads), "a");
+      b.output(b.add1(OpType::Conv, {x, b.random_weight({16, 8, 3, 3}, -1, 1)}, pads), "b");
+    }
+    return b.finish();
+  };
+  ExportOptions as_searched;
+  as_searched.spell_for_fusing_runtimes = false;  // keep the merge and its Split
+  const std::string apart = testing::scratch_dir() + "/two-convs.onnx";
+  const std::string merged = testing::scratch_dir() + "/merged-convs.onnx";
+  export_onnx_file(build(false), apart, as_searched);
+  export_onnx_file(build(true), merged, as_searched);
+  EXPECT_EQ(compare_onnxruntime_graphs(apart, apart), "");
+  const std::string difference = compare_onnxruntime_graphs(apart, merged);
+  EXPECT_NE(difference.find("Split 0→1"), std::string::npos) << difference;
+  EXPECT_FALSE(std::filesystem::exists(merged + ".ort-original.tmp")) << "temporary files are removed";
+  EXPECT_FALSE(std::filesystem::exists(merged + ".ort-optimized.tmp"));
 }
 
 TEST(EndToEndDecision, RuntimeNamesParseAndBadOnesAreErrors) {
