@@ -291,8 +291,8 @@ int run_optimize(const CliArgs& args) {
         .key("noise_margin").value(check_options.noise_margin);
     write_speedup(j, "executor", check.executor);
     write_speedup(j, "onnxruntime", check.onnxruntime);
-    if (check.onnxruntime_graph_difference) j.key("onnxruntime_same_graph").value(check.onnxruntime_graph_difference->empty());
-    else j.key("onnxruntime_same_graph").null_value();
+    if (check.onnxruntime_graph_difference) j.key("onnxruntime_same_ops").value(check.onnxruntime_graph_difference->empty());
+    else j.key("onnxruntime_same_ops").null_value();
     j.key("written").value(written)
         .key("verdict").value(check.verdict)
         .key("peak_rss_mib").value(peak_rss_mib())
@@ -361,7 +361,9 @@ Subcommand optimize_command() {
       {"--batch", "", "N", "batch size for zoo models (default 1)"},
       input_shape_option(),
       {"--verify-runtime", "", "RT", "time original against optimised end to end before writing: executor (default),\n"
-                                     "onnxruntime (also in onnxruntime with its optimisations on; it decides) or none"},
+                                     "onnxruntime (also in onnxruntime with its optimisations on; it decides, and a tie\n"
+                                     "within the margin is taken only where onnxruntime runs the same ops for both\n"
+                                     "files and the executor finds it faster) or none"},
       {"--spelling", "", "S", "fusing-runtimes (default: written so onnxruntime and runtimes like it can fuse; merged\n"
                               "convs come back apart, grouped convs with narrow groups get wider ones) or\n"
                               "as-searched (the graph as searched: for oneDNN-based runtimes)"},
@@ -392,7 +394,8 @@ Subcommand optimize_command() {
            "(grouped convs the candidate file respelled, also when the original was written), verify_runtime,\n"
            "noise_margin, executor_speedup, executor_original_ms, executor_optimized_ms,\n"
            "onnxruntime_speedup, onnxruntime_original_ms, onnxruntime_optimized_ms (null when not timed),\n"
-           "onnxruntime_same_graph (in a tie there: whether onnxruntime runs the same ops for both files; else null),\n"
+           "onnxruntime_same_ops (in an onnxruntime tie the executor finds faster: whether onnxruntime's optimised\n"
+           "graphs of both files have the same op counts; else null),\n"
            "written (optimized or original), verdict, peak_rss_mib.",
            options},
           run_optimize};

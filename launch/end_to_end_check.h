@@ -6,10 +6,10 @@
 // when the deciding runtime finds it faster by more than a noise margin;
 // otherwise optimize keeps the original and says so. With onnxruntime
 // deciding, a result within the noise band there is a tie. When onnxruntime
-// runs the same graph for both files (it made the same rewrites itself:
+// runs the same ops for both files (it made the same rewrites itself:
 // BatchNorm folding, activation fusion), the tie is noise and the file is
-// written if the executor finds it faster; when its graphs differ, the tie
-// is a bet on noise and the original is kept.
+// written if the executor finds it faster; when its ops differ, or cannot
+// be compared, the tie is a bet on noise and the original is kept.
 #pragma once
 
 #include <optional>
@@ -39,8 +39,9 @@ struct EndToEndCheckOptions {
 struct EndToEndCheck {
   std::optional<LatencyComparison> executor;
   std::optional<OnnxRuntimeComparison> onnxruntime;
-  // In a tie in onnxruntime: how its optimised graphs of the two files
-  // differ ("" for the same ops); unset when not compared.
+  // In a tie in onnxruntime that the executor would take: how onnxruntime's
+  // optimised graphs of the two files differ by op counts ("" for the same
+  // ops); unset when not compared or when they could not be compared.
   std::optional<std::string> onnxruntime_graph_difference;
   bool optimized_is_faster = true;
   std::string verdict;  // one line: why the optimised graph was kept or not
@@ -62,6 +63,10 @@ EndToEndDecision decide_end_to_end(VerifyRuntime runtime, double executor_speedu
 
 // True when onnxruntime's timing is a tie within the margin.
 bool onnxruntime_tie(double onnxruntime_speedup, double noise_margin);
+
+// True when the decision turns on onnxruntime's optimised graphs: a tie
+// there that the executor would take.
+bool needs_onnxruntime_graphs(double onnxruntime_speedup, double executor_speedup, double noise_margin);
 
 // `original_onnx` is the original model as an ONNX file (the user's input, or
 // an export of it) and `optimized_onnx` the optimised graph written to a

@@ -116,10 +116,12 @@ std::string compare_onnxruntime_graphs(const std::string& original_path, const s
                              "onnxruntime could not save its optimised form of " + models[k]);
       counts[k] = onnx_node_counts(read_file(saved), saved + " (onnxruntime's optimised form of " + models[k] + ")");
     } catch (...) {
-      std::filesystem::remove(saved);
+      std::error_code ignored;
+      std::filesystem::remove(saved, ignored);
       throw;
     }
-    std::filesystem::remove(saved);
+    std::error_code ignored;
+    std::filesystem::remove(saved, ignored);
   }
   return node_count_difference(counts[0], counts[1]);
 }

@@ -42,6 +42,7 @@ OnnxRuntimeComparison compare_onnxruntime_latency(const std::string& original_pa
 // (tests/tools/ort_run.mjs --save-optimized) to a temporary file beside
 // `candidate_path`, and their node counts compared (env/onnx/node_counts.h).
 // "" when onnxruntime runs the same ops for both, else "MatMul 48→32, ...".
+// Throws Error when onnxruntime cannot save one of them.
 std::string compare_onnxruntime_graphs(const std::string& original_path, const std::string& candidate_path,
                                        const OnnxRuntimeComparisonOptions& options = {});
 

@@ -43,11 +43,17 @@ TEST(EndToEndDecision, ATieIsTakenOnlyWhereOnnxRuntimeRunsTheSameGraph) {
   const EndToEndDecision differs =
       decide_end_to_end(VerifyRuntime::OnnxRuntime, 1.08, 0.995, 0.01, std::string("MatMul 48→32, Split 0→16"));
   EXPECT_FALSE(differs.optimized_is_faster);
-  EXPECT_NE(differs.verdict.find("differs from the original's (MatMul 48→32, Split 0→16)"), std::string::npos)
+  EXPECT_NE(differs.verdict.find("other ops than the original's (MatMul 48→32, Split 0→16), so the tie may be a loss"),
+            std::string::npos)
       << differs.verdict;
+  // A long difference is kept whole in the verdict (no fixed-size buffer).
+  const std::string long_difference(2000, 'x');
+  EXPECT_NE(decide_end_to_end(VerifyRuntime::OnnxRuntime, 1.08, 0.995, 0.01, long_difference)
+                .verdict.find(long_difference + "), so the tie may be a loss"),
+            std::string::npos);
   const EndToEndDecision same = decide_end_to_end(VerifyRuntime::OnnxRuntime, 1.08, 0.995, 0.01, std::string());
   EXPECT_TRUE(same.optimized_is_faster);
-  EXPECT_NE(same.verdict.find("same graph"), std::string::npos) << same.verdict;
+  EXPECT_NE(same.verdict.find("same ops"), std::string::npos) << same.verdict;
   // Outside the tie band the graphs do not matter.
   EXPECT_TRUE(decide_end_to_end(VerifyRuntime::OnnxRuntime, 1.0, 1.05, 0.01, std::string("Conv 46→53"))
                   .optimized_is_faster);
@@ -55,6 +61,11 @@ TEST(EndToEndDecision, ATieIsTakenOnlyWhereOnnxRuntimeRunsTheSameGraph) {
   EXPECT_TRUE(onnxruntime_tie(0.99, 0.01));
   EXPECT_FALSE(onnxruntime_tie(1.01, 0.01));
   EXPECT_FALSE(onnxruntime_tie(0.98, 0.01));
+  // onnxruntime's graphs are compared only for a tie the executor would take.
+  EXPECT_TRUE(needs_onnxruntime_graphs(0.995, 1.08, 0.01));
+  EXPECT_FALSE(needs_onnxruntime_graphs(0.995, 1.005, 0.01)) << "the executor does not take it anyway";
+  EXPECT_FALSE(needs_onnxruntime_graphs(1.05, 1.08, 0.01)) << "faster in onnxruntime: no tie";
+  EXPECT_FALSE(needs_onnxruntime_graphs(0.95, 1.08, 0.01)) << "slower in onnxruntime: no tie";
 }
 
 // Two convs of one input against the same convs merged and split: onnxruntime
@@ -87,6 +98,34 @@ TEST(OnnxRuntimeGraphs, SameModelIsTheSameGraphAndAMergeIsNot) {
   EXPECT_NE(difference.find("Split 0→1"), std::string::npos) << difference;
   EXPECT_FALSE(std::filesystem::exists(merged + ".ort-original.tmp")) << "temporary files are removed";
   EXPECT_FALSE(std::filesystem::exists(merged + ".ort-optimized.tmp"));
+}
+
+// A conv with its BatchNorm and Relu, against the same conv with the
+// BatchNorm folded: onnxruntime folds and fuses the first itself, so it runs
+// the same ops for both, the tie optimize takes. A missing file is an Error.
+TEST(OnnxRuntimeGraphs, AFoldOnnxRuntimeMakesItselfGivesTheSameOps) {
+  using Ints = std::vector<int64_t>;
+  GraphBuilder b(9);
+  TensorRef x = b.input("x", {1, 8, 10, 10});
+  TensorRef conv = b.add1(OpType::Conv, {x, b.random_weight({16, 8, 3, 3}, -1, 1)}, {{AttrKey::Pads, Ints{1, 1, 1, 1}}});
+  TensorRef bn = b.add1(OpType::BatchNorm,
+                        {conv, b.random_weight({16}, 0.5f, 1.5f), b.random_weight({16}, -1, 1),
+                         b.random_weight({16}, -1, 1), b.random_weight({16}, 0.5f, 1.5f)},
+                        {{AttrKey::Epsilon, 1e-5}});
+  b.output(b.add1(OpType::Relu, {bn}), "y");
+  const Graph with_bn = b.finish();
+  GraphBuilder f(9);
+  TensorRef fx = f.input("x", {1, 8, 10, 10});
+  f.output(f.add1(OpType::Relu, {f.add1(OpType::Conv,
+                                        {fx, f.random_weight({16, 8, 3, 3}, -1, 1), f.random_weight({16}, -1, 1)},
+                                        {{AttrKey::Pads, Ints{1, 1, 1, 1}}})}),
+           "y");
+  const std::string bn_file = testing::scratch_dir() + "/conv-bn-relu.onnx";
+  const std::string folded_file = testing::scratch_dir() + "/conv-relu.onnx";
+  export_onnx_file(with_bn, bn_file);
+  export_onnx_file(f.finish(), folded_file);
+  EXPECT_EQ(compare_onnxruntime_graphs(bn_file, folded_file), "");
+  EXPECT_THROW(compare_onnxruntime_graphs(bn_file, testing::scratch_dir() + "/no-such-model.onnx"), Error);
 }
 
 TEST(EndToEndDecision, RuntimeNamesParseAndBadOnesAreErrors) {

@@ -33,11 +33,39 @@ TEST(NodeCounts, CountsAnExportedModelByOpType) {
   EXPECT_EQ(onnx_node_counts(flatten.SerializeAsString(), "flatten"), (std::map<std::string, int64_t>{{"Reshape", 2}}));
 }
 
+// Domains qualify op types outside the default domain, a grouped node is
+// keyed with its group count, and subgraphs count.
+TEST(NodeCounts, DomainsGroupsAndSubgraphsAreCounted) {
+  onnx::ModelProto model;
+  onnx::GraphProto* g = model.mutable_graph();
+  g->add_node()->set_op_type("Conv");
+  onnx::NodeProto* grouped = g->add_node();
+  grouped->set_op_type("Conv");
+  onnx::AttributeProto* group = grouped->add_attribute();
+  group->set_name("group");
+  group->set_i(8);
+  onnx::NodeProto* fused = g->add_node();
+  fused->set_op_type("FusedConv");
+  fused->set_domain("com.microsoft");
+  onnx::NodeProto* plain = g->add_node();
+  plain->set_op_type("Relu");
+  plain->set_domain("ai.onnx");
+  onnx::NodeProto* branch = g->add_node();
+  branch->set_op_type("If");
+  onnx::AttributeProto* then_branch = branch->add_attribute();
+  then_branch->set_name("then_branch");
+  then_branch->mutable_g()->add_node()->set_op_type("Relu");
+  const std::map<std::string, int64_t> expected = {
+      {"Conv", 1}, {"Conv[group=8]", 1}, {"com.microsoft:FusedConv", 1}, {"Relu", 2}, {"If", 1}};
+  EXPECT_EQ(onnx_node_counts(model.SerializeAsString(), "handmade"), expected);
+}
+
 TEST(NodeCounts, DifferenceNamesEachOpTypeWhoseCountChanged) {
   const std::map<std::string, int64_t> before = {{"MatMul", 48}, {"Add", 10}, {"com.microsoft:FusedConv", 7}};
   const std::map<std::string, int64_t> after = {{"MatMul", 32}, {"Add", 10}, {"Split", 16}};
   EXPECT_EQ(node_count_difference(before, after), "MatMul 48→32, Split 0→16, com.microsoft:FusedConv 7→0");
   EXPECT_EQ(node_count_difference(before, before), "");
+  EXPECT_EQ(node_count_difference(before, after, 1), "MatMul 48→32 and 2 more");
 }
 
 }  // namespace
