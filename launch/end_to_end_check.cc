@@ -40,6 +40,11 @@ std::string format(const char* pattern, double a, double b, double c = 0) {
   return line;
 }
 
+std::string tie_text(double onnxruntime_speedup, double noise_margin) {
+  return format("%.3fx in onnxruntime with its optimisations on is a tie within the %.1f%% noise margin",
+                onnxruntime_speedup, 100.0 * noise_margin);
+}
+
 }  // namespace
 
 EndToEndDecision decide_end_to_end(VerifyRuntime runtime, double executor_speedup,
@@ -68,8 +73,7 @@ EndToEndDecision decide_end_to_end(VerifyRuntime runtime, double executor_speedu
     return {false, "not faster: " + format("%.3fx in onnxruntime with its optimisations on (slower beyond the %.1f%% "
                                            "noise margin)",
                                            ort, margin_pct)};
-  const std::string tie =
-      format("%.3fx in onnxruntime with its optimisations on is a tie within the %.1f%% noise margin", ort, margin_pct);
+  const std::string tie = tie_text(ort, noise_margin);
   if (onnxruntime_graph_difference && !onnxruntime_graph_difference->empty())
     return {false, "not faster: " + tie + ", and onnxruntime's optimised graph has other ops than the original's (" +
                        *onnxruntime_graph_difference + "), so the tie may be a loss"};
@@ -107,9 +111,7 @@ EndToEndCheck check_end_to_end(const Graph& original, const Graph& optimized, co
         // Without the graphs the tie cannot be shown to be noise: keep the
         // original rather than lose the run.
         check.optimized_is_faster = false;
-        check.verdict = "not faster: " +
-                        format("%.3fx in onnxruntime with its optimisations on is a tie within the %.1f%% noise margin",
-                               *ort, 100.0 * options.noise_margin) +
+        check.verdict = "not faster: " + tie_text(*ort, options.noise_margin) +
                         ", and onnxruntime's optimised graphs could not be compared (" + e.what() +
                         "), so the tie is not taken";
         return check;

@@ -173,20 +173,25 @@ bool binding_admitted(const Rule& rule, const RuleBinding& b) {
         break;
       }
       case ConstraintKind::GroupedChannels: {
-        const auto& bound = b.params.at(static_cast<size_t>(c.params.at(0)));
-        const int64_t* groups = bound ? std::get_if<int64_t>(&*bound) : nullptr;
-        if (!groups || *groups < 1) return false;
+        const int64_t groups = bound_group_count(c, b);
+        if (groups == 0) return false;
         const int64_t channels = b.dims.at(static_cast<size_t>(c.dims.at(0)));
         const int64_t per_group = b.dims.at(static_cast<size_t>(c.dims.at(1)));
         const int64_t outputs = b.dims.at(static_cast<size_t>(c.dims.at(2)));
         // A size of zero is unbound: nothing to contradict.
-        if (channels && per_group && channels != *groups * per_group) return false;
-        if (outputs && outputs % *groups != 0) return false;
+        if (channels && per_group && channels != groups * per_group) return false;
+        if (outputs && outputs % groups != 0) return false;
         break;
       }
     }
   }
   return true;
+}
+
+int64_t bound_group_count(const RuleConstraint& constraint, const RuleBinding& binding) {
+  const auto& bound = binding.params.at(static_cast<size_t>(constraint.params.at(0)));
+  const int64_t* groups = bound ? std::get_if<int64_t>(&*bound) : nullptr;
+  return groups && *groups >= 1 ? *groups : 0;
 }
 
 TensorRef resolve_ref(const PatternRef& ref, const std::vector<TensorRef>& var_tensors,

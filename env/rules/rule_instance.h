@@ -48,6 +48,10 @@ bool attrs_match(const PatternOp& pattern, OpType type, const Attributes& attrs,
 // is in its domain, and the rule's constraints hold.
 bool binding_admitted(const Rule& rule, const RuleBinding& binding);
 
+// The group count a grouped-channels constraint's parameter is bound to, or
+// 0 when it is unbound or not a positive integer.
+int64_t bound_group_count(const RuleConstraint& constraint, const RuleBinding& binding);
+
 // Appends the ops of `ops` to `graph`, reading variable v from
 // `var_tensors[v]`. Returns the outputs of each pattern op. Op names are
 // `name_prefix` plus the new op's id, so repeated builds never collide.

@@ -210,11 +210,10 @@ int size_variant_count(const std::vector<std::vector<AttrValue>>& fixed_values, 
 void derive_grouped_channels(const Rule& rule, RuleBinding& b) {
   for (const RuleConstraint& c : rule.constraints) {
     if (c.kind != ConstraintKind::GroupedChannels) continue;
-    const auto& bound = b.params[static_cast<size_t>(c.params[0])];
-    const int64_t* groups = bound ? std::get_if<int64_t>(&*bound) : nullptr;
-    if (!groups || *groups < 1) continue;
-    b.dims[static_cast<size_t>(c.dims[0])] = *groups * b.dims[static_cast<size_t>(c.dims[1])];
-    b.dims[static_cast<size_t>(c.dims[2])] *= *groups;
+    const int64_t groups = bound_group_count(c, b);
+    if (groups == 0) continue;
+    b.dims[static_cast<size_t>(c.dims[0])] = groups * b.dims[static_cast<size_t>(c.dims[1])];
+    b.dims[static_cast<size_t>(c.dims[2])] *= groups;
   }
 }
 

@@ -250,22 +250,30 @@ TEST(ExportSpelling, TwoDimensionalMatMulWithoutAddIsGemm) {
 // channels-per-group counts multiples of the channel block and divides the
 // groups, at most 4.
 TEST(ExportSpelling, RegroupFactorWidensNarrowGroupsToTheChannelBlock) {
+  struct Case {
+    int64_t groups, in_per_group, out_per_group, block, factor;
+    const char* why;
+  };
   const int64_t avx512 = kAvx512ChannelBlock, avx2 = kAvx2ChannelBlock;
-  EXPECT_EQ(regroup_factor(32, 4, 4, avx512), 4) << "ResNeXt 32x4d, first stage";
-  EXPECT_EQ(regroup_factor(32, 8, 8, avx512), 2) << "ResNeXt 32x4d, second stage";
-  EXPECT_EQ(regroup_factor(32, 16, 16, avx512), 1) << "already a block";
-  EXPECT_EQ(regroup_factor(1, 4, 4, avx512), 1) << "not grouped";
-  EXPECT_EQ(regroup_factor(64, 1, 1, avx512), 1) << "depthwise: onnxruntime runs it blocked as it is";
-  EXPECT_EQ(regroup_factor(32, 2, 2, avx512), 1) << "a factor of 8 costs more FLOPs than the block saves";
-  EXPECT_EQ(regroup_factor(6, 4, 4, avx512), 1) << "4 does not divide 6 groups";
-  EXPECT_EQ(regroup_factor(8, 8, 16, avx512), 2) << "input and output per group both count";
-  EXPECT_EQ(regroup_factor(9, 16, 8, avx512), 1) << "the factor 2 the outputs need does not divide 9 groups";
-  EXPECT_EQ(regroup_factor(2, 8, 8, avx512), 2) << "down to one group: a plain conv";
-  // AVX2's block of 8: half the widening, and 8-channel groups fit as they are.
-  EXPECT_EQ(regroup_factor(32, 4, 4, avx2), 2) << "ResNeXt 32x4d, first stage, AVX2";
-  EXPECT_EQ(regroup_factor(32, 8, 8, avx2), 1) << "ResNeXt 32x4d, second stage, AVX2";
-  EXPECT_EQ(regroup_factor(32, 2, 2, avx2), 4) << "2-channel groups, AVX2";
-  EXPECT_EQ(regroup_factor(32, 4, 4, 0), 1) << "no blocked kernels: keep every group";
+  const Case cases[] = {
+      {32, 4, 4, avx512, 4, "ResNeXt 32x4d, first stage"},
+      {32, 8, 8, avx512, 2, "ResNeXt 32x4d, second stage"},
+      {32, 16, 16, avx512, 1, "already a block"},
+      {1, 4, 4, avx512, 1, "not grouped"},
+      {64, 1, 1, avx512, 1, "depthwise: onnxruntime runs it blocked as it is"},
+      {32, 2, 2, avx512, 1, "a factor of 8 costs more FLOPs than the block saves"},
+      {6, 4, 4, avx512, 1, "4 does not divide 6 groups"},
+      {8, 8, 16, avx512, 2, "input and output per group both count"},
+      {9, 16, 8, avx512, 1, "the factor 2 the outputs need does not divide 9 groups"},
+      {2, 8, 8, avx512, 2, "down to one group: a plain conv"},
+      // A block of 8: half the widening, and 8-channel groups fit as they are.
+      {32, 4, 4, avx2, 2, "ResNeXt 32x4d, first stage, AVX2"},
+      {32, 8, 8, avx2, 1, "ResNeXt 32x4d, second stage, AVX2"},
+      {32, 2, 2, avx2, 4, "2-channel groups, AVX2"},
+      {32, 4, 4, 0, 1, "no blocked kernels: keep every group"},
+  };
+  for (const Case& c : cases)
+    EXPECT_EQ(regroup_factor(c.groups, c.in_per_group, c.out_per_group, c.block), c.factor) << c.why;
   const int64_t here = this_cpu_channel_block();
   EXPECT_TRUE(here == 0 || here == avx2 || here == avx512) << here;
 }
