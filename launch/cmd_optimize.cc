@@ -122,8 +122,13 @@ int run_optimize(const CliArgs& args) {
   if (!(tolerance > 0)) throw UsageError("--tolerance must be > 0");
   const bool json = args.flag("--json");
   const bool quiet = args.flag("--quiet");
+  // A file optimised for a GPU is judged on the GPU's terms: this CPU's
+  // end-to-end timing and onnxruntime's CPU spellings would undo what pays
+  // there, so with --cost gpu they are off unless asked for (the
+  // equivalence check stays).
+  const bool for_gpu = args.value_or("--cost", "analytic") == "gpu";
   EndToEndCheckOptions check_options;
-  check_options.runtime = parse_verify_runtime(args.value_or("--verify-runtime", "executor"));
+  check_options.runtime = parse_verify_runtime(args.value_or("--verify-runtime", for_gpu ? "none" : "executor"));
   check_options.noise_margin = args.double_value("--noise-margin", 0.01);
   if (!(check_options.noise_margin >= 0 && check_options.noise_margin < 1))
     throw UsageError("--noise-margin must be in [0, 1), e.g. 0.01 for 1%");
@@ -133,15 +138,17 @@ int run_optimize(const CliArgs& args) {
   check_options.seed = options.seed + 1;
   if (check_options.runtime == VerifyRuntime::OnnxRuntime) require_onnxruntime();
   ExportOptions export_options;
-  const std::string spelling = args.value_or("--spelling", "fusing-runtimes");
+  const std::string spelling = args.value_or("--spelling", for_gpu ? "as-searched" : "fusing-runtimes");
   if (spelling != "fusing-runtimes" && spelling != "as-searched")
     throw UsageError("--spelling must be fusing-runtimes or as-searched, got '" + spelling + "'");
   export_options.spell_for_fusing_runtimes = spelling == "fusing-runtimes";
   if (args.value("--channel-block") && spelling == "as-searched")
-    throw UsageError("--channel-block widens groups for onnxruntime's blocked kernels, which --spelling as-searched "
-                     "does not do; give one of them");
+    throw UsageError(std::string("--channel-block widens groups for onnxruntime's blocked kernels, which --spelling "
+                                 "as-searched does not do") +
+                     (for_gpu && !args.value("--spelling") ? " (the default with --cost gpu)" : "") +
+                     "; give --spelling fusing-runtimes with it, or leave it out");
   if (spelling == "fusing-runtimes")
-    export_options.regroup_channel_block = parse_channel_block(args.value_or("--channel-block", "auto"));
+    export_options.regroup_channel_block = parse_channel_block(args.value_or("--channel-block", for_gpu ? "none" : "auto"));
 
   const std::optional<std::string> policy_spec = args.value("--policy");
   if (policy_spec && args.value("--search"))
@@ -360,17 +367,20 @@ Subcommand optimize_command() {
       {"--tolerance", "", "T", "largest relative output difference accepted as equal (default 1e-3)"},
       {"--batch", "", "N", "batch size for zoo models (default 1)"},
       input_shape_option(),
-      {"--verify-runtime", "", "RT", "time original against optimised end to end before writing: executor (default),\n"
+      {"--verify-runtime", "", "RT", "time original against optimised end to end before writing: executor (default;\n"
+                                     "none with --cost gpu, whose gains this CPU's timing would not show),\n"
                                      "onnxruntime (also in onnxruntime with its optimisations on; it decides, and a tie\n"
                                      "within the margin is taken only where onnxruntime runs the same ops for both\n"
                                      "files and the executor finds it faster) or none"},
       {"--spelling", "", "S", "fusing-runtimes (default: written so onnxruntime and runtimes like it can fuse; merged\n"
                               "convs come back apart, grouped convs with narrow groups get wider ones) or\n"
-                              "as-searched (the graph as searched: for oneDNN-based runtimes)"},
+                              "as-searched (the graph as searched: for oneDNN-based runtimes and GPUs; the default\n"
+                              "with --cost gpu)"},
       {"--channel-block", "", "B", "the channel block of onnxruntime's blocked conv kernels on the machine that will\n"
                                    "run the file, which narrow groups are widened to: auto (default: this CPU's, 16\n"
                                    "with AVX-512, 8 on other x86-64 CPUs, none elsewhere), 16, 8 or none (keep every\n"
-                                   "group). The end-to-end check times this CPU: for another machine's block, check\n"
+                                   "group; none with --cost gpu). The end-to-end check times this CPU: for another\n"
+                                   "machine's block, check\n"
                                    "with --verify-runtime executor or none"},
       {"--noise-margin", "", "M", "the optimised model must be at least 1+M times faster end to end (default 0.01)"},
       {"--verify-rounds", "", "N", "alternating timing rounds of the end-to-end check (default 7; --threads sets its\n"

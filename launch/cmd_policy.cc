@@ -41,7 +41,9 @@ int export_policy(const CliArgs& args) {
   info.max_steps = options.collector.env.max_steps;
   info.max_locations = options.collector.env.max_locations;
   info.trained_on = options.graphs;
-  info.cost_model = options.cost_model + (options.cost_model == "analytic" ? " (rates: " + options.rates + ")" : "");
+  info.cost_model = options.cost_model + (options.cost_model == "analytic" ? " (rates: " + options.rates + ")"
+                                          : options.cost_model == "gpu"    ? " (" + options.gpu + ", table: " + options.gpu_table + ")"
+                                                                           : "");
   info.source = path;
   info.updates = saved.updates;
   info.env_steps = saved.env_steps;

@@ -11,7 +11,12 @@
 namespace graphworld {
 
 std::vector<CliOption> cost_cli_options() {
-  return {{"--cost", "", "MODEL", "cost model: analytic (default), measured (ATen on this CPU) or cuda (cuDNN/cuBLAS)"},
+  return {{"--cost", "", "MODEL",
+           "cost model: analytic (default), measured (ATen on this CPU), cuda (cuDNN/cuBLAS on this GPU) or gpu\n"
+           "(a named GPU priced without one: its measured table, else tiles and waves over its SMs)"},
+          {"--gpu", "", "NAME", "gpu: h100-sxm (default), a100-sxm, v100-sxm, or a profile YAML (configs/gpu/)"},
+          {"--gpu-table", "", "FILE", "gpu: a measured cuda table, 'none' for the model alone (default: the table\n"
+                                      "shipped in configs/gpu/ for the GPU, if any)"},
           {"--threads", "", "T", "measured: intra-op threads, fixed for every measurement (default: all cores)"},
           {"--cache-dir", "", "DIR", "measured/cuda cache and calibrated rates (default $GRAPHWORLD_CACHE_DIR or ~/.cache/graphworld)"},
           {"--rates", "", "FILE", "analytic: rates YAML, or 'builtin' (default: the calibrated file in the cache dir, else\n"
@@ -26,6 +31,11 @@ CostModelOptions cost_options_from(const CliArgs& args, const std::string& defau
   options.threads = static_cast<int>(threads);
   options.cache_dir = args.value_or("--cache-dir", "");
   options.rates_path = args.value_or("--rates", "");
+  options.gpu = args.value_or("--gpu", options.gpu);
+  options.gpu_table = args.value_or("--gpu-table", options.gpu_table);
+  if (options.kind != "gpu" && (args.value("--gpu") || args.value("--gpu-table")))
+    throw UsageError("--gpu and --gpu-table choose what the gpu cost model prices; add --cost gpu");
+  if (options.gpu_table.empty()) throw UsageError("--gpu-table needs a table file, 'auto' or 'none'");
   return options;
 }
 

@@ -44,6 +44,7 @@ void read_config_keys(const YAML::Node& config, RunData& run) {
   if (const YAML::Node tau = config["model_based"]["tau"]) run.tau = tau.as<double>();
   if (const YAML::Node cost = config["env"]["cost_model"]) run.cost_model = cost.as<std::string>();
   if (const YAML::Node rates = config["env"]["rates"]) run.rates = rates.as<std::string>();
+  if (const YAML::Node gpu = config["env"]["gpu"]) run.gpu = gpu.as<std::string>();
 }
 
 const json& require(const json& object, const char* key, const std::string& where) {

@@ -27,6 +27,7 @@ struct RunData {
   int64_t seed = 0;
   std::vector<std::string> graphs;  // train.graphs as configured
   std::string cost_model, rates;
+  std::string gpu;  // env.gpu: the GPU a gpu cost model priced
   std::vector<MetricsRow> rows;     // in order
   std::string kind() const { return model_based ? "model-based" : "model-free"; }
 };

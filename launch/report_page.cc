@@ -119,7 +119,9 @@ void runs_section(PageWriter& page, const std::vector<RunData>& runs) {
     std::string graphs;
     for (const std::string& g : run.graphs) graphs += (graphs.empty() ? "" : ", ") + escape_html(g);
     rows.push_back({escape_html(run.name), run.kind(), graphs,
-                    escape_html(run.cost_model + (run.cost_model == "analytic" && !run.rates.empty() ? ", rates " + run.rates : "")),
+                    escape_html(run.cost_model + (run.cost_model == "analytic" && !run.rates.empty() ? ", rates " + run.rates
+                                                 : run.cost_model == "gpu" && !run.gpu.empty() ? ", " + run.gpu
+                                                                                             : "")),
                     std::to_string(run.seed), run.model_based ? fixed(run.tau) : "-",
                     fixed(last.get("env_steps"), 0), fixed(last.get("wall_s"), 1), best.empty() ? "-" : best,
                     escape_html(run.dir)});

@@ -79,6 +79,8 @@ std::unique_ptr<CostModel> training_cost_model(const TrainingOptions& o) {
   CostModelOptions options;
   options.kind = o.cost_model;
   if (o.rates != "builtin") options.rates_path = o.rates;
+  options.gpu = o.gpu;
+  options.gpu_table = o.gpu_table;
   return make_cost_model(options);
 }
 

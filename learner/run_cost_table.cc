@@ -6,17 +6,48 @@
 #include "common/error.h"
 #include "common/stopwatch.h"
 #include "env/cost/analytic_cost_model.h"
+#include "common/atomic_file.h"
 #include "env/cost/cost_model_factory.h"
+#include "env/cost/gpu_cost_model.h"
 
 namespace graphworld {
 namespace fs = std::filesystem;
 
 std::string run_cost_table_path(const std::string& run_dir) { return run_dir + "/cost_table"; }
 std::string run_rates_path(const std::string& run_dir) { return run_dir + "/cost_rates.yaml"; }
+std::string run_gpu_profile_path(const std::string& run_dir) { return run_dir + "/gpu_profile.yaml"; }
+std::string run_gpu_table_path(const std::string& run_dir) { return run_dir + "/gpu_table"; }
+
+std::unique_ptr<CostModel> run_gpu_cost_model(const std::string& run_dir) {
+  GpuDevice device = load_gpu_device(run_gpu_profile_path(run_dir));
+  const std::string table = run_gpu_table_path(run_dir);
+  if (!fs::exists(table)) return std::make_unique<GpuCostModel>(std::move(device), std::nullopt);
+  return std::make_unique<GpuCostModel>(std::move(device), read_gpu_table(table), table);
+}
+
+namespace {
+
+// Copies the GPU's profile and table into the run folder, so every actor
+// prices from the same numbers even if configs/gpu changes mid-run.
+void prepare_run_gpu_model(const std::string& run_dir, const TrainingOptions& options) {
+  if (fs::exists(run_gpu_profile_path(run_dir))) return;  // a resumed run keeps its own
+  const GpuDevice device = load_gpu_device(options.gpu);  // a clear error now, not in every actor
+  const std::string table = options.gpu_table == "auto" ? shipped_gpu_table_path(device)
+                            : options.gpu_table == "none" ? ""
+                                                          : options.gpu_table;
+  if (!table.empty()) {
+    read_gpu_table(table);
+    copy_file_atomically(table, run_gpu_table_path(run_dir));
+  }
+  copy_file_atomically(device.source, run_gpu_profile_path(run_dir));
+}
+
+}  // namespace
 
 void prepare_run_cost_model(const std::string& run_dir, const TrainingOptions& options,
                             const std::vector<TrainingGraph>& graphs) {
   std::error_code ec;
+  if (options.cost_model == "gpu") return prepare_run_gpu_model(run_dir, options);
   if (options.cost_model == "analytic") {
     if (options.rates == "builtin" || fs::exists(run_rates_path(run_dir))) return;
     load_analytic_rates(options.rates);  // a clear error now, not in every actor
@@ -65,6 +96,7 @@ void prepare_run_cost_model(const std::string& run_dir, const TrainingOptions& o
 
 std::unique_ptr<CostModel> actor_cost_model(const std::string& run_dir, const TrainingOptions& options,
                                             ActorCostSettle settle) {
+  if (options.cost_model == "gpu") return run_gpu_cost_model(run_dir);
   if (options.cost_model == "analytic") {
     const std::string rates = run_rates_path(run_dir);
     if (!fs::exists(rates)) return std::make_unique<AnalyticCostModel>();

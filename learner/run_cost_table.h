@@ -3,7 +3,10 @@
 // - analytic: the rates are copied into RUN/cost_rates.yaml (unless built-in),
 //   so an edit of the original file mid-run changes nothing;
 // - measured / cuda: RUN/cost_table holds the run's table, copied from
-//   env.cost_table or measured by the learner from the training graphs.
+//   env.cost_table or measured by the learner from the training graphs;
+// - gpu: the GPU's profile is copied into RUN/gpu_profile.yaml and its
+//   measured table, if any, into RUN/gpu_table. The gpu model is
+//   deterministic, so what the table lacks needs no settling.
 // Actors price from these files (actor_cost_model); the learner settles
 // configurations the table lacks (RunCostTable) and appends them to it.
 #pragma once
@@ -22,6 +25,10 @@ namespace graphworld {
 
 std::string run_cost_table_path(const std::string& run_dir);
 std::string run_rates_path(const std::string& run_dir);
+std::string run_gpu_profile_path(const std::string& run_dir);
+std::string run_gpu_table_path(const std::string& run_dir);
+// The gpu cost model of a run folder prepared for env.cost_model gpu.
+std::unique_ptr<CostModel> run_gpu_cost_model(const std::string& run_dir);
 
 // The learner, before any actor starts. A resumed run keeps its files.
 // Prints progress on stderr while it measures.

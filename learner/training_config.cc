@@ -24,7 +24,16 @@ const ConfigSchema& training_config_schema() {
     s.add_int("env.max_locations", 200, 1, 100000, "candidate locations per xfer the agent sees");
     s.add_string("env.reward", "incremental", "reward: incremental (cost saved each step) or final (at the end)",
                  {"incremental", "final"});
-    s.add_string("env.cost_model", "analytic", "cost model pricing graphs", {"analytic", "measured", "cuda"});
+    s.add_string("env.cost_model", "analytic",
+                 "cost model pricing graphs: analytic, measured (this CPU), cuda (this GPU) or gpu (a named GPU "
+                 "priced on any machine: its measured table, else tiles and waves over its SMs)",
+                 {"analytic", "measured", "cuda", "gpu"});
+    s.add_string("env.gpu", "h100-sxm",
+                 "gpu: the GPU priced, a profile name in configs/gpu (h100-sxm, a100-sxm, v100-sxm) or a profile "
+                 "YAML file; copied into the run folder");
+    s.add_string("env.gpu_table", "auto",
+                 "gpu: 'auto' (the measured table shipped in configs/gpu for the GPU, if any), 'none' (the model "
+                 "alone) or a measured cuda table file; copied into the run folder");
     s.add_string("env.rates", "builtin",
                  "analytic rates: 'builtin' (the built-in defaults, the same on every machine) or a rates YAML "
                  "file such as configs/gpu_rates.yaml");
@@ -107,6 +116,8 @@ TrainingOptions training_options_from(const Config& config) {
   o.cost_model = config.get_string("env.cost_model");
   o.rates = config.get_string("env.rates");
   o.cost_table = config.get_string("env.cost_table");
+  o.gpu = config.get_string("env.gpu");
+  o.gpu_table = config.get_string("env.gpu_table");
   o.rules = config.get_string("env.rules");
   const auto seed = static_cast<uint64_t>(config.get_int("train.seed"));
   o.network.hidden = static_cast<int32_t>(config.get_int("network.hidden"));

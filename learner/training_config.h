@@ -24,6 +24,7 @@ struct TrainingOptions {
   bool overlap = true;  // collect the next rollout while updating on the last
   std::string cost_model, rates, rules;
   std::string cost_table;  // measured/cuda runs: the table every actor prices from ("" = measure at start)
+  std::string gpu, gpu_table;  // gpu runs: the profile (name or file) and table ("auto", "none" or a file)
   PolicyNetworkConfig network;  // num_xfers is set from the rule library
   PpoOptions ppo;
   RolloutCollectorOptions collector;

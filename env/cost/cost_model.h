@@ -4,7 +4,9 @@
 //
 // Implementations: AnalyticCostModel (FLOPs and bytes against fitted rates),
 // MeasuredCostModel (each configuration timed once with ATen on this CPU,
-// cached on disk) and the CUDA backend (cuDNN/cuBLAS timing, same cache).
+// cached on disk), the CUDA backend (cuDNN/cuBLAS timing, same cache) and
+// GpuCostModel (a named GPU priced without one: its measured table, else a
+// model of tiles and waves over its SMs).
 // Every model memoises its answers in memory, so a configuration is priced
 // once per process however many graphs contain it.
 #pragma once
@@ -23,10 +25,12 @@ class CostModel {
   struct Stats {
     int64_t cache_hits = 0;    // distinct configurations found in a persistent cache
     int64_t measured_now = 0;  // distinct configurations timed by this process
+    int64_t table_hits = 0;       // gpu: distinct configurations priced from the measured table
+    int64_t model_fallbacks = 0;  // gpu: distinct configurations the table lacked, priced by the model
   };
 
   virtual ~CostModel();
-  virtual std::string name() const = 0;  // "analytic", "measured", "cuda"
+  virtual std::string name() const = 0;  // "analytic", "measured", "cuda", "gpu"
   // One line on where the numbers come from (rates file, device, cache path).
   virtual std::string description() const = 0;
   // Persists new measurements (measured models); a no-op for the others.

@@ -7,6 +7,7 @@
 #include "env/cost/aten_op_timer.h"
 #include "env/cost/cost_cache_file.h"
 #include "env/cost/cuda_op_timer.h"
+#include "env/cost/gpu_cost_model.h"
 #include "env/cost/measured_cost_model.h"
 
 namespace graphworld {
@@ -30,7 +31,15 @@ std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options) {
   if (options.kind == "measured")
     return std::make_unique<MeasuredCostModel>("measured", std::make_unique<AtenOpTimer>(options.threads), cache_dir);
   if (options.kind == "cuda") return std::make_unique<MeasuredCostModel>("cuda", make_cuda_op_timer(), cache_dir);
-  throw UsageError("unknown cost model '" + options.kind + "'; choose analytic, measured or cuda");
+  if (options.kind == "gpu") {
+    GpuDevice device = load_gpu_device(options.gpu);
+    const std::string table = options.gpu_table == "auto" ? shipped_gpu_table_path(device)
+                              : options.gpu_table == "none" ? ""
+                                                            : options.gpu_table;
+    if (table.empty()) return std::make_unique<GpuCostModel>(std::move(device), std::nullopt);
+    return std::make_unique<GpuCostModel>(std::move(device), read_gpu_table(table), table);
+  }
+  throw UsageError("unknown cost model '" + options.kind + "'; choose analytic, measured, cuda or gpu");
 }
 
 bool cost_kind_prices_layouts(const std::string& kind) { return kind == "measured"; }

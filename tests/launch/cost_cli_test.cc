@@ -110,6 +110,60 @@ TEST(CostCli, BadCostModelsAreClearErrors) {
   }
 }
 
+// The gpu cost model on a machine without a GPU: a named GPU, priced by
+// the model (no table is shipped yet) or by a table given, its counts in
+// the JSON, and clear errors.
+TEST(CostCli, GpuPricesANamedGpuWithoutOne) {
+  std::string out;
+  ASSERT_EQ(gw("cost bert --cost gpu --gpu-table none --json", &out), 0) << out;
+  const std::string h100 = json_line(out);
+  EXPECT_NE(h100.find("\"cost_model\":\"gpu\""), std::string::npos) << h100;
+  EXPECT_GT(json_number(h100, "total_ms"), 0);
+  EXPECT_EQ(json_int(h100, "table_hits"), 0);
+  EXPECT_EQ(json_int(h100, "model_fallbacks"), json_int(h100, "distinct_configurations"));
+  ASSERT_EQ(gw("cost bert --cost gpu --gpu v100-sxm --gpu-table none --json", &out), 0) << out;
+  EXPECT_GT(json_number(json_line(out), "total_ms"), json_number(h100, "total_ms")) << "a V100 is slower than an H100";
+
+  // A measured table is priced from first.
+  const std::string dir = testing::scratch_dir() + "/gpu-cli";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream timings(dir + "/timings.tsv");
+    timings << "fingerprint gpu=NVIDIA H100 80GB HBM3; sm=9.0; timer=cudnn-1\n"
+            << "0.25\tSoftmax(axis=-1) f32[1,16,64,64]\n";
+  }
+  ASSERT_EQ(gw("cost import-gpu-times " + dir + "/timings.tsv -o " + dir + "/h100.table", &out), 0) << out;
+  ASSERT_EQ(gw("cost bert --cost gpu --gpu-table " + dir + "/h100.table --json", &out), 0) << out;
+  const std::string tabled = json_line(out);
+  EXPECT_EQ(json_int(tabled, "table_hits"), 1) << tabled;
+  EXPECT_EQ(json_int(tabled, "model_fallbacks"), json_int(h100, "model_fallbacks") - 1) << tabled;
+
+  EXPECT_EQ(gw("cost bert --gpu a100-sxm", &out), 2);
+  EXPECT_NE(out.find("add --cost gpu"), std::string::npos) << out;
+  EXPECT_EQ(gw("cost bert --cost gpu --gpu b200", &out), 2);
+  EXPECT_NE(out.find("known GPUs: a100-sxm, h100-sxm, v100-sxm"), std::string::npos) << out;
+  EXPECT_EQ(gw("cost bert --cost gpu --gpu-table " + dir + "/timings.tsv", &out), 2);
+  EXPECT_NE(out.find("timings.tsv"), std::string::npos) << out;
+}
+
+TEST(CostCli, GpuConfigListAndFitRunAsAUserRunsThem) {
+  const std::string dir = testing::scratch_dir() + "/gpu-fit-cli";
+  std::filesystem::create_directories(dir);
+  std::string out;
+  ASSERT_EQ(gw("cost export-gpu-configs squeezenet1.1 --budget 20 --rollouts 2 -o " + dir + "/configs.list", &out), 0)
+      << out;
+  EXPECT_NE(out.find("op configurations of 1 models"), std::string::npos) << out;
+  std::ifstream list(dir + "/configs.list");
+  std::string line;
+  std::getline(list, line);
+  EXPECT_EQ(line, "graphworld-gpu-configs 1");
+  size_t lines = 0;
+  while (std::getline(list, line)) ++lines;
+  EXPECT_GT(lines, 20u);
+  EXPECT_EQ(gw("cost fit-gpu " + dir + "/configs.list", &out), 2);
+  EXPECT_NE(out.find("--list"), std::string::npos) << out;
+}
+
 // Where a GPU is seen, the cuda cost model times every op with cuDNN/cuBLAS
 // and caches the times.
 TEST(CostCli, CudaTimesAModelWhereAGpuIsSeen) {

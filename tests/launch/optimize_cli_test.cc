@@ -214,6 +214,22 @@ TEST(OptimizeCli, BadArgumentsAreClearErrors) {
   EXPECT_NE(out.find("--verify-rounds"), std::string::npos) << out;
 }
 
+// With --cost gpu the file is judged on the GPU's terms: written as
+// searched, no CPU timing, the equivalence check kept.
+TEST(OptimizeCli, ForAGpuTheFileIsWrittenAsSearchedAndNotTimedOnThisCpu) {
+  const std::string out_file = testing::scratch_dir() + "/bert-gpu.onnx";
+  std::string out;
+  ASSERT_EQ(gw("optimize bert -o " + out_file + " --cost gpu --gpu-table none --budget 50 --json", &out), 0) << out;
+  EXPECT_NE(out.find("\"cost_model\":\"gpu\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"spelling\":\"as-searched\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"verify_runtime\":\"none\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"channel_block\":0"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"max_rel_err\":"), std::string::npos) << out;
+  EXPECT_TRUE(std::filesystem::exists(out_file));
+  EXPECT_EQ(gw("optimize bert -o " + out_file + " --cost gpu --channel-block 8", &out), 2);
+  EXPECT_NE(out.find("the default with --cost gpu"), std::string::npos) << out;
+}
+
 TEST(EnvBenchCli, PrintsStepAndResetTimes) {
   std::string out;
   ASSERT_EQ(gw("env-bench resnet18 --steps 20 --json", &out), 0) << out;

@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "env/cost/analytic_cost_model.h"
+#include "env/cost/gpu_cost_model.h"
 #include "env/cost/graph_cost.h"
 #include "tests/learner/training_fixture.h"
 
@@ -53,6 +54,44 @@ TEST(RunCostTable, AnAnalyticRunPricesFromItsOwnCopyOfTheRates) {
   EXPECT_EQ(graph_cost(graphs[0].graph, *actor).total_ms, graph_cost(graphs[0].graph, *gpu_like).total_ms);
   EXPECT_FALSE(RunCostTable(run).present());
   EXPECT_THROW(RunCostTable(run).settle("Relu f32[8]", 1.0), UsageError);
+}
+
+TEST(RunCostTable, AGpuRunPricesFromItsOwnCopiesOfTheProfileAndTable) {
+  const std::string run = testing::fresh_dir("run_gpu_cost");
+  std::filesystem::create_directories(run);
+  const std::vector<TrainingGraph> graphs = testing::zoo_graphs({"squeezenet1.1"});
+  // A profile and a one-entry table of the test's own, edited after the start.
+  const std::string profile = run + "-a100.yaml", table = run + "-a100.table";
+  save_gpu_device(load_gpu_device("a100-sxm"), profile, "the run's GPU");
+  const std::vector<OpCostKey> keys = priced_op_keys(graphs[0].graph, false);
+  std::filesystem::remove(table);
+  write_cost_table(table, CostTable{"gpu=test", {{keys.front().canonical(), 2.0}}});
+  TrainingOptions options;
+  options.cost_model = "gpu";
+  options.gpu = profile;
+  options.gpu_table = table;
+  prepare_run_cost_model(run, options, graphs);
+  EXPECT_TRUE(std::filesystem::exists(run_gpu_profile_path(run)));
+  EXPECT_TRUE(std::filesystem::exists(run_gpu_table_path(run)));
+  std::ofstream(profile) << "not: a profile\n";
+  std::filesystem::remove(table);
+  auto no_settle = [](const std::string&, const std::function<double()>&) -> double { throw Error("no settling"); };
+  std::unique_ptr<CostModel> actor = actor_cost_model(run, options, no_settle);
+  EXPECT_EQ(actor->name(), "gpu");
+  GpuCostModel expected(load_gpu_device("a100-sxm"), CostTable{"gpu=test", {{keys.front().canonical(), 2.0}}});
+  EXPECT_EQ(graph_cost(graphs[0].graph, *actor).total_ms, graph_cost(graphs[0].graph, expected).total_ms);
+  EXPECT_EQ(actor->stats().table_hits, 1);
+  EXPECT_FALSE(RunCostTable(run).present()) << "the gpu model settles nothing: it is deterministic";
+}
+
+TEST(RunCostTable, AGpuRunWithAnUnknownGpuFailsAtStart) {
+  const std::string run = testing::fresh_dir("run_gpu_unknown");
+  std::filesystem::create_directories(run);
+  TrainingOptions options;
+  options.cost_model = "gpu";
+  options.gpu = "tpu-v9";
+  options.gpu_table = "auto";
+  EXPECT_THROW(prepare_run_cost_model(run, options, {}), UsageError);
 }
 
 }  // namespace

@@ -1,0 +1,206 @@
+#include "env/cost/gpu_kernel_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace graphworld {
+namespace {
+
+struct Tile {
+  int m, n;
+};
+
+// cuBLAS's SGEMM kernels (FP32 lanes) come in these output tiles...
+constexpr Tile kSimtTiles[] = {{128, 128}, {128, 64}, {64, 128}, {64, 64}, {128, 32},
+                               {32, 128},  {64, 32},  {32, 64},  {32, 32}};
+// ...and cuDNN's TF32 implicit-GEMM kernels in these.
+constexpr Tile kTensorCoreTiles[] = {{256, 128}, {128, 256}, {128, 128}, {128, 64},
+                                     {64, 128},  {64, 64},   {64, 32},   {32, 64}};
+// Split-K factors the libraries use, and the smallest K slice they split to.
+constexpr int kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
+constexpr int64_t kMinSplitSlice = 64;
+// Kernels step through K in slices of this many (MMA and SGEMM inner loops).
+constexpr int64_t kStepK = 8;
+// Operand loads per k-step cost about this many FMAs' time per element
+// (shared-memory traffic of a register-tiled kernel).
+constexpr double kTileLoadCost = 16;
+// Below this many output columns per group, cuDNN runs a direct kernel
+// (depthwise and narrow grouped convolutions), not an implicit GEMM.
+constexpr int64_t kMinGemmColumns = 8;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+double numel(const std::vector<int64_t>& dims) {
+  double n = 1;
+  for (int64_t d : dims) n *= static_cast<double>(d);
+  return n;
+}
+
+double tile_load_ratio(int m, int n) {
+  const double area = static_cast<double>(m) * n;
+  return area / (area + kTileLoadCost * (m + n));
+}
+
+double bytes_per_us(const GpuDevice& d) { return d.memory_bandwidth_gbs * 1e3 * d.memory_efficiency; }
+double fp32_flops_per_us(const GpuDevice& d) { return d.fp32_tflops * 1e6 * d.gemm_efficiency; }
+
+// An elementwise kernel over `elements` outputs reading `inputs` operands.
+double streaming_us(const GpuDevice& d, double elements, double inputs, double flops_per_element = 1) {
+  return memory_kernel_us(d, 4 * elements * (inputs + 1), elements * flops_per_element);
+}
+
+double conv_us(const GpuDevice& d, const CudaOpSpec& s) {
+  // in [N, C, H, W], weight [O, C/g, kh, kw], out [N, O, OH, OW].
+  const int64_t g = std::max<int64_t>(1, s.groups);
+  const int64_t out_channels = s.out.size() > 1 ? s.out[1] : s.in2[0];
+  const int64_t pixels = s.out.size() == 4 ? s.out[0] * s.out[2] * s.out[3] : 1;
+  GemmProblem p;
+  p.batch = g;
+  p.m = pixels;
+  p.n = out_channels / g;
+  p.k = s.in2[1] * s.in2[2] * s.in2[3];
+  p.bytes = 4 * (numel(s.in) + numel(s.in2) + numel(s.out));
+  double us = 0;
+  if (p.n < kMinGemmColumns) {
+    const double flops = 2.0 * static_cast<double>(p.batch * p.m) * static_cast<double>(p.n * p.k);
+    us = memory_kernel_us(d, p.bytes, flops);
+  } else {
+    p.tensor_cores = d.has_tf32();
+    p.efficiency = d.conv_efficiency;
+    us = plan_gemm(d, p).us;
+  }
+  // Bias and activation: fused into the conv for none/relu (cuDNN's
+  // ConvolutionBiasActivationForward), separate kernels otherwise.
+  const bool fused = (s.has_bias || s.activation != 0) && (s.activation == 0 || s.activation == 1);
+  if (!fused) {
+    if (s.has_bias) us += streaming_us(d, numel(s.out), 1);
+    if (s.activation != 0) us += streaming_us(d, numel(s.out), 1);
+  }
+  return us;
+}
+
+double gemm_us(const GpuDevice& d, const CudaOpSpec& s) {
+  GemmProblem p;
+  p.batch = s.batch;
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  p.efficiency = d.gemm_efficiency;
+  const double b = static_cast<double>(s.batch);
+  p.bytes = 4 * ((s.a_broadcast ? 1 : b) * static_cast<double>(s.m * s.k) +
+                 (s.b_broadcast ? 1 : b) * static_cast<double>(s.k * s.n) +
+                 b * static_cast<double>(s.m * s.n) * (s.has_bias ? 2 : 1));
+  double us = plan_gemm(d, p).us;
+  if (s.activation != 0) us += streaming_us(d, b * static_cast<double>(s.m * s.n), 1);
+  return us;
+}
+
+double transpose_us(const GpuDevice& d, const CudaOpSpec& s) {
+  // The timer's kernel writes in order and gathers its reads: when the
+  // innermost output axis is not the innermost input axis, neighbouring
+  // threads read far apart and each read pulls a whole memory sector.
+  const double n = numel(s.in);
+  const size_t rank = s.in.size();
+  const bool scattered = rank > 1 && !s.perm.empty() && s.perm.back() != static_cast<int64_t>(rank - 1) &&
+                         s.in.back() > 1;
+  return memory_kernel_us(d, 4 * n * (1 + (scattered ? d.uncoalesced_read_factor : 1)), 0);
+}
+
+}  // namespace
+
+double tile_efficiency(int tile_m, int tile_n) { return tile_load_ratio(tile_m, tile_n) / tile_load_ratio(128, 128); }
+
+double memory_kernel_us(const GpuDevice& device, double bytes, double flops) {
+  return std::max(bytes / bytes_per_us(device), flops / fp32_flops_per_us(device));
+}
+
+GemmPlan plan_gemm(const GpuDevice& d, const GemmProblem& p) {
+  const bool tensor = p.tensor_cores && d.has_tf32();
+  const double sm_flops_per_us = (tensor ? d.tf32_tflops : d.fp32_tflops) * 1e6 / d.sm_count;
+  const double cta_overhead_us = d.cta_overhead_cycles / d.boost_clock_mhz;
+  const double memory_us = p.bytes / bytes_per_us(d);
+  const int64_t k = std::max<int64_t>(1, p.k);
+  GemmPlan best;
+  best.us = std::numeric_limits<double>::infinity();
+  auto consider = [&](Tile t) {
+    const int64_t tiles = ceil_div(std::max<int64_t>(1, p.m), t.m) * ceil_div(std::max<int64_t>(1, p.n), t.n) *
+                          std::max<int64_t>(1, p.batch);
+    const double efficiency = std::min(1.0, p.efficiency * tile_efficiency(t.m, t.n));
+    for (int split : kSplits) {
+      const int64_t slice = ceil_div(ceil_div(k, split), kStepK) * kStepK;
+      if (split > 1 && slice < kMinSplitSlice) break;
+      GemmPlan plan;
+      plan.tile_m = t.m;
+      plan.tile_n = t.n;
+      plan.split_k = split;
+      plan.ctas = tiles * split;
+      plan.waves = ceil_div(plan.ctas, d.sm_count);
+      const double cta_us = 2.0 * t.m * t.n * static_cast<double>(slice) / (sm_flops_per_us * efficiency) + cta_overhead_us;
+      plan.compute_us = static_cast<double>(plan.waves) * cta_us;
+      plan.memory_us = memory_us;
+      // Split-K partial sums: each split writes its tile, one more kernel adds them.
+      if (split > 1)
+        plan.reduction_us = d.launch_overhead_us +
+                            memory_kernel_us(d, 4.0 * static_cast<double>(p.batch * p.m * p.n) * (split + 1), 0);
+      plan.us = std::max(plan.compute_us, plan.memory_us) + plan.reduction_us;
+      if (plan.us < best.us) best = plan;
+    }
+  };
+  if (tensor)
+    for (Tile t : kTensorCoreTiles) consider(t);
+  else
+    for (Tile t : kSimtTiles) consider(t);
+  return best;
+}
+
+int gpu_spec_kernels(const CudaOpSpec& s) {
+  switch (s.kind) {
+    case CudaOpKind::Conv: {
+      const bool fused = (s.has_bias || s.activation != 0) && (s.activation == 0 || s.activation == 1);
+      return 1 + (!fused && s.has_bias) + (!fused && s.activation != 0);
+    }
+    case CudaOpKind::Gemm: return 1 + (s.activation != 0);
+    case CudaOpKind::Concat: return std::max<int>(1, static_cast<int>(s.piece_inner.size()));
+    default: return 1;
+  }
+}
+
+double gpu_spec_time_us(const GpuDevice& d, const CudaOpSpec& s) {
+  double body = 0;
+  switch (s.kind) {
+    case CudaOpKind::Conv: body = conv_us(d, s); break;
+    case CudaOpKind::Gemm: body = gemm_us(d, s); break;
+    case CudaOpKind::Pool: {
+      const double window = s.kernel.size() == 2 ? static_cast<double>(s.kernel[0] * s.kernel[1]) : 1;
+      body = memory_kernel_us(d, 4 * (numel(s.in) + numel(s.out)), numel(s.out) * window);
+      break;
+    }
+    case CudaOpKind::Activation: body = streaming_us(d, numel(s.in), 1, 4); break;
+    case CudaOpKind::BatchNorm: body = streaming_us(d, numel(s.in), 1, 2); break;
+    case CudaOpKind::OpTensor:
+      body = memory_kernel_us(d, 4 * (numel(s.in) + numel(s.in2) + numel(s.out)), numel(s.out));
+      break;
+    case CudaOpKind::Softmax: {
+      const double n = static_cast<double>(s.rows * s.cols * s.inner);
+      body = memory_kernel_us(d, 4 * 3 * n, 8 * n);  // two passes over the input, one write
+      break;
+    }
+    case CudaOpKind::Reduce: body = memory_kernel_us(d, 4 * (numel(s.in) + numel(s.out)), numel(s.in)); break;
+    case CudaOpKind::Transpose: body = transpose_us(d, s); break;
+    case CudaOpKind::Concat:
+      for (int64_t piece : s.piece_inner) body += memory_kernel_us(d, 8.0 * static_cast<double>(s.outer * piece), 0);
+      break;
+    case CudaOpKind::Elementwise:
+      body = streaming_us(d, static_cast<double>(s.numel), s.num_inputs, s.flops_per_element);
+      break;
+    case CudaOpKind::LayerNorm: {
+      const double n = static_cast<double>(s.rows * s.cols);
+      body = memory_kernel_us(d, 4 * 3 * n, 5 * n);  // two reads of each row, one write
+      break;
+    }
+  }
+  return gpu_spec_kernels(s) * d.launch_overhead_us + body;
+}
+
+}  // namespace graphworld

@@ -1,0 +1,247 @@
+// The gpu cost model: the tile-and-wave maths against hand-computed values,
+// the shapes that make merges pay (and only those), the shipped profiles,
+// table-first pricing with its counts, and clear errors for bad profiles.
+#include "env/cost/gpu_cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "common/error.h"
+#include "env/cost/cost_model_factory.h"
+#include "env/cost/cuda_op_timer.h"
+#include "env/cost/gpu_kernel_model.h"
+#include "env/cost/graph_cost.h"
+#include "env/zoo/zoo.h"
+#include "tests/support/test_env.h"
+
+namespace graphworld {
+namespace {
+
+// Round numbers for hand computation: 2 SMs of 1 TFLOP/s (1e6 FLOP per
+// microsecond each), nothing but arithmetic costs anything.
+GpuDevice hand_device() {
+  GpuDevice d;
+  d.name = "hand";
+  d.sm_count = 2;
+  d.boost_clock_mhz = 1000;
+  d.fp32_tflops = 2;
+  d.tf32_tflops = 0;
+  d.memory_bandwidth_gbs = 1e9;
+  d.launch_overhead_us = 0;
+  d.cta_overhead_cycles = 0;
+  d.gemm_efficiency = 1;
+  d.conv_efficiency = 1;
+  d.memory_efficiency = 1;
+  d.uncoalesced_read_factor = 1;
+  return d;
+}
+
+GemmProblem gemm(int64_t m, int64_t n, int64_t k, const GpuDevice& d) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.efficiency = d.gemm_efficiency;
+  p.bytes = 4.0 * static_cast<double>(m * k + k * n + m * n);
+  return p;
+}
+
+CudaOpSpec gemm_spec(int64_t m, int64_t n, int64_t k) {
+  CudaOpSpec s;
+  s.kind = CudaOpKind::Gemm;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  return s;
+}
+
+TEST(GpuKernelModel, TileEfficiencyByHand) {
+  EXPECT_DOUBLE_EQ(tile_efficiency(128, 128), 1.0);
+  // 64x64: 4096 / (4096 + 16 * 128) = 2/3, against 16384 / (16384 + 16 * 256) = 0.8.
+  EXPECT_NEAR(tile_efficiency(64, 64), (2.0 / 3.0) / 0.8, 1e-12);
+  EXPECT_LT(tile_efficiency(32, 32), tile_efficiency(64, 32));
+  EXPECT_GT(tile_efficiency(256, 128), 1.0);
+}
+
+TEST(GpuKernelModel, GemmPlanByHand) {
+  // 128 x 128 x 64 on two SMs of 1e6 FLOP/us. One 128x128 tile: one SM
+  // works, 2*128*128*64 / 1e6 = 2.097 us. Two 128x64 tiles, one per SM, at
+  // efficiency (8192 / (8192 + 16 * 192)) / 0.8 = 0.90909: 1.1534336 us, the
+  // fastest shape (four 64x64 tiles take two waves: 1.258 us). K = 64 is too
+  // short to split.
+  const GpuDevice d = hand_device();
+  const GemmPlan plan = plan_gemm(d, gemm(128, 128, 64, d));
+  EXPECT_EQ(plan.tile_m, 128);
+  EXPECT_EQ(plan.tile_n, 64);
+  EXPECT_EQ(plan.split_k, 1);
+  EXPECT_EQ(plan.ctas, 2);
+  EXPECT_EQ(plan.waves, 1);
+  EXPECT_NEAR(plan.us, 2.0 * 128 * 64 * 64 / (1e6 * (8192.0 / (8192 + 16 * 192)) / 0.8), 1e-9);
+  EXPECT_NEAR(plan.us, 1.1534336, 1e-9);
+}
+
+TEST(GpuKernelModel, SplitKFillsIdleSmsForLongK) {
+  // 32 x 32 x 4096: one tile, so without a split one SM of two works.
+  // Split in two, each SM takes half of K: 2*32*32*2048 / (1e6 * 0.625) =
+  // 6.7108864 us, against 13.4217728 us unsplit (reduction is free here).
+  const GpuDevice d = hand_device();
+  const GemmPlan plan = plan_gemm(d, gemm(32, 32, 4096, d));
+  EXPECT_EQ(plan.split_k, 2);
+  EXPECT_EQ(plan.ctas, 2);
+  EXPECT_EQ(plan.waves, 1);
+  EXPECT_NEAR(plan.compute_us, 6.7108864, 1e-9);
+  EXPECT_NEAR(plan.us, 6.7108864, 1e-6);  // plus a reduction of 12 KB at (nearly) infinite bandwidth
+}
+
+TEST(GpuKernelModel, OneMoreCtaThanSmsCostsAWave) {
+  // On the H100 profile: 132 tiles of 128x128 fill one wave, 133 need two.
+  const GpuDevice h100 = load_gpu_device("h100-sxm");
+  GemmProblem full = gemm(128 * 132, 128, 1024, h100), over = gemm(128 * 133, 128, 1024, h100);
+  full.bytes = over.bytes = 0;
+  const GemmPlan a = plan_gemm(h100, full), b = plan_gemm(h100, over);
+  EXPECT_GT(b.us, 1.3 * a.us) << "132 tiles " << a.us << " us, 133 tiles " << b.us << " us";
+}
+
+TEST(GpuKernelModel, MergingSmallProductsPaysAndMergingLargeOnesDoesNot) {
+  // Three products that each fill a few SMs cost far more than one that
+  // fills the chip; three large ones cost what their merge costs.
+  for (const char* gpu : {"h100-sxm", "a100-sxm", "v100-sxm"}) {
+    const GpuDevice d = load_gpu_device(gpu);
+    auto merge_gain = [&](int64_t m, int64_t n, int64_t k) {
+      return 3 * gpu_spec_time_us(d, gemm_spec(m, n, k)) / gpu_spec_time_us(d, gemm_spec(m, 3 * n, k));
+    };
+    EXPECT_GT(merge_gain(64, 256, 256), 2.5) << gpu;    // launch-bound
+    EXPECT_GT(merge_gain(64, 1024, 1024), 1.4) << gpu;  // BERT's q, k and v at batch 1 and 64 tokens
+    EXPECT_NEAR(merge_gain(4096, 4096, 4096), 1.0, 0.1) << gpu;  // priced by its FLOPs
+  }
+}
+
+TEST(GpuKernelModel, LaunchesFollowTheTimersKernels) {
+  const GpuDevice d = load_gpu_device("h100-sxm");
+  CudaOpSpec split;
+  split.kind = CudaOpKind::Concat;
+  split.outer = 64;
+  split.piece_inner = {1024, 1024, 1024};
+  EXPECT_EQ(gpu_spec_kernels(split), 3);
+  EXPECT_GT(gpu_spec_time_us(d, split), 3 * d.launch_overhead_us);
+  CudaOpSpec activated = gemm_spec(64, 64, 64);
+  activated.activation = 1;
+  EXPECT_EQ(gpu_spec_kernels(activated), 2);
+  CudaOpSpec conv;
+  conv.kind = CudaOpKind::Conv;
+  conv.in = {1, 64, 56, 56};
+  conv.in2 = {64, 64, 3, 3};
+  conv.out = {1, 64, 56, 56};
+  conv.has_bias = true;
+  conv.activation = 1;
+  EXPECT_EQ(gpu_spec_kernels(conv), 1);  // cuDNN's fused bias + relu
+  conv.activation = 2;
+  EXPECT_EQ(gpu_spec_kernels(conv), 3);  // sigmoid is not fused: conv, bias, activation
+}
+
+TEST(GpuDeviceProfile, ShippedProfilesLoadWithTheirDatasheetFigures) {
+  const GpuDevice h100 = load_gpu_device("h100-sxm");
+  EXPECT_EQ(h100.sm_count, 132);
+  EXPECT_NEAR(h100.fp32_tflops, 132 * 128 * 2 * 1.98e-3, 0.1);  // lanes x 2 x clock
+  EXPECT_TRUE(h100.has_tf32());
+  const GpuDevice a100 = load_gpu_device("a100-sxm");
+  EXPECT_EQ(a100.sm_count, 108);
+  EXPECT_NEAR(a100.fp32_tflops, 108 * 64 * 2 * 1.41e-3, 0.1);
+  const GpuDevice v100 = load_gpu_device("v100-sxm");
+  EXPECT_EQ(v100.sm_count, 80);
+  EXPECT_FALSE(v100.has_tf32());
+  const std::vector<std::string> known = known_gpu_names();
+  for (const char* name : {"a100-sxm", "h100-sxm", "v100-sxm"})
+    EXPECT_NE(std::find(known.begin(), known.end(), name), known.end()) << name;
+}
+
+TEST(GpuDeviceProfile, BadProfilesAreClearErrors) {
+  const std::string dir = testing::scratch_dir() + "/gpu_profiles";
+  std::filesystem::create_directories(dir);
+  try {
+    load_gpu_device("h200-nvl");
+    FAIL() << "an unknown GPU was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("h100-sxm"), std::string::npos) << e.what();
+  }
+  const GpuDevice h100 = load_gpu_device("h100-sxm");
+  const std::string path = dir + "/broken.yaml";
+  GpuDevice broken = h100;
+  broken.memory_efficiency = 1.5;
+  save_gpu_device(broken, path, "a profile with an impossible efficiency");
+  try {
+    load_gpu_device(path);
+    FAIL() << "an efficiency above 1 was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("memory_efficiency"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+  {
+    std::ofstream out(path);
+    out << "name: partial\nsm_count: 10\n";
+  }
+  EXPECT_THROW(load_gpu_device(path), UsageError);
+  // What save writes, load reads back.
+  save_gpu_device(h100, path, "round trip");
+  const GpuDevice again = load_gpu_device(path);
+  EXPECT_EQ(again.sm_count, h100.sm_count);
+  EXPECT_DOUBLE_EQ(again.gemm_efficiency, h100.gemm_efficiency);
+  EXPECT_DOUBLE_EQ(again.tf32_tflops, h100.tf32_tflops);
+}
+
+TEST(GpuCostModel, PricesFromTheTableFirstAndCountsBoth) {
+  const Graph bert = build_zoo_model("bert");
+  const GpuDevice h100 = load_gpu_device("h100-sxm");
+  GpuCostModel alone(h100, std::nullopt);
+  const GraphCost model_cost = graph_cost(bert, alone);
+  EXPECT_GT(model_cost.total_ms, 0);
+  EXPECT_EQ(alone.stats().table_hits, 0);
+  EXPECT_EQ(alone.stats().model_fallbacks, static_cast<int64_t>(alone.distinct_configurations()));
+
+  // A table with one configuration, priced at 1 ms: that one comes from it.
+  const std::vector<OpCostKey> keys = priced_op_keys(bert, false);
+  ASSERT_FALSE(keys.empty());
+  CostTable table;
+  table.fingerprint = "gpu=test; timer=cudnn-1";
+  table.entries[keys.front().canonical()] = 1.0;
+  GpuCostModel with_table(h100, table, "in memory");
+  EXPECT_DOUBLE_EQ(with_table.key_cost_ms(keys.front()), 1.0);
+  EXPECT_NEAR(with_table.key_cost_ms(keys.back()), gpu_model_cost_ms(h100, keys.back()), 1e-15);
+  EXPECT_EQ(with_table.stats().table_hits, 1);
+  EXPECT_EQ(with_table.stats().model_fallbacks, keys.size() > 1 ? 1 : 0);
+  EXPECT_NE(with_table.description().find("measured table"), std::string::npos);
+}
+
+TEST(GpuCostModel, FactoryAndDeterminism) {
+  CostModelOptions options;
+  options.kind = "gpu";
+  options.gpu = "a100-sxm";
+  options.gpu_table = "none";
+  std::unique_ptr<CostModel> a = make_cost_model(options), b = make_cost_model(options);
+  EXPECT_EQ(a->name(), "gpu");
+  const Graph resnet = build_zoo_model("resnet18");
+  EXPECT_EQ(graph_cost(resnet, *a).total_ms, graph_cost(resnet, *b).total_ms);
+  options.gpu = "h100-sxm";
+  EXPECT_LT(graph_cost(resnet, *make_cost_model(options)).total_ms, graph_cost(resnet, *a).total_ms);
+  options.gpu = "nope";
+  EXPECT_THROW(make_cost_model(options), UsageError);
+  options.gpu = "h100-sxm";
+  options.gpu_table = testing::scratch_dir() + "/no-such.table";
+  EXPECT_THROW(make_cost_model(options), Error);
+}
+
+TEST(GpuCostModel, RefusesATableNoGpuMeasured) {
+  const std::string path = testing::scratch_dir() + "/cpu.table";
+  std::filesystem::remove(path);
+  CostTable cpu;
+  cpu.fingerprint = "cpu=AMD EPYC; threads=2";
+  cpu.entries["Relu f32[1,8]"] = 0.01;
+  write_cost_table(path, cpu);
+  EXPECT_THROW(read_gpu_table(path), UsageError);
+}
+
+}  // namespace
+}  // namespace graphworld
