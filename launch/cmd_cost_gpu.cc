@@ -86,6 +86,7 @@ namespace {
 struct GraphFidelity {
   std::string graph;
   double table_ms = 0, model_ms = 0;
+  int64_t table_hits = 0, configurations = 0;  // how much of the table side the table priced
   double relative_difference() const { return (model_ms - table_ms) / table_ms; }
 };
 
@@ -122,9 +123,15 @@ int run_cost_fit_gpu(const CliArgs& args) {
   args.expect_at_most(2);
   const std::string list_path = args.value_or("--list", "");
   if (list_path.empty()) throw UsageError("cost fit-gpu needs --list LIST: the configuration list the table was timed from");
-  const GpuDevice start = load_gpu_device(args.value_or("--gpu", "h100-sxm"));
-  const CostTable table = read_gpu_table(table_path);
-  const std::vector<GpuSample> samples = gpu_samples(table, read_gpu_config_list(list_path));
+  if (!args.value("--gpu")) throw UsageError("cost fit-gpu needs --gpu NAME: the profile the table's GPU is fitted into");
+  const GpuDevice start = load_gpu_device(*args.value("--gpu"));
+  const CostTable table = read_gpu_table(table_path, start);
+  const std::vector<GpuConfig> list = read_gpu_config_list(list_path);
+  const std::vector<GpuSample> samples = gpu_samples(table, list);
+  if (samples.size() < 50)
+    throw UsageError("the table " + table_path + " (" + std::to_string(table.entries.size()) + " configurations) and the list " +
+                     list_path + " (" + std::to_string(list.size()) + ") share only " + std::to_string(samples.size()) +
+                     " configurations; give the list the table was timed from");
   const bool json_out = args.flag("--json");
   std::fprintf(stderr, "fitting %s to %zu timed configurations of %s\n", start.name.c_str(), samples.size(),
                table_path.c_str());
@@ -138,7 +145,9 @@ int run_cost_fit_gpu(const CliArgs& args) {
   for (const ZooModel& zoo : zoo_models()) {
     const Graph g = zoo.build({});
     GpuCostModel with_table(fitted, table, table_path), alone(fitted, std::nullopt);
-    graphs.push_back({zoo.name, graph_cost(g, with_table).total_ms, graph_cost(g, alone).total_ms});
+    const double table_ms = graph_cost(g, with_table).total_ms;
+    graphs.push_back({zoo.name, table_ms, graph_cost(g, alone).total_ms, with_table.stats().table_hits,
+                      static_cast<int64_t>(with_table.distinct_configurations())});
   }
   const std::string out = args.value_or("--output", "");
   if (!out.empty()) {
@@ -166,7 +175,7 @@ int run_cost_fit_gpu(const CliArgs& args) {
     json.key("graphs").begin_array();
     for (const GraphFidelity& g : graphs)
       json.begin_object().key("graph").value(g.graph).key("table_ms").value(g.table_ms).key("model_ms").value(g.model_ms)
-          .end_object();
+          .key("table_hits").value(g.table_hits).key("configurations").value(g.configurations).end_object();
     json.end_array().key("output").value(out).end_object();
     std::printf("%s\n", json.str().c_str());
     return 0;
@@ -181,8 +190,9 @@ int run_cost_fit_gpu(const CliArgs& args) {
   print_fidelity("held out, fitted", after);
   std::printf("whole zoo graphs, the model alone against the table:\n");
   for (const GraphFidelity& g : graphs)
-    std::printf("  %-16s table %9.4f ms  model %9.4f ms  %+6.1f%%\n", g.graph.c_str(), g.table_ms, g.model_ms,
-                100 * g.relative_difference());
+    std::printf("  %-16s table %9.4f ms  model %9.4f ms  %+6.1f%%  (table priced %lld of %lld configurations)\n",
+                g.graph.c_str(), g.table_ms, g.model_ms, 100 * g.relative_difference(),
+                static_cast<long long>(g.table_hits), static_cast<long long>(g.configurations));
   if (!out.empty()) std::printf("wrote %s\n", out.c_str());
   return 0;
 }

@@ -55,6 +55,10 @@ struct Rollout {
   std::vector<EpisodeSummary> episodes;  // episodes that ended during the rollout
   int64_t policy_version = 0;            // the learner update the acting parameters came from
   uint64_t parameters_from = 0;          // the incarnation of the learner process that sent them (0: in-process)
+  // The cost model's counts when the rollout ended, read on the collecting
+  // thread (gpu: distinct configurations priced from the measured table and
+  // by the model). Not sent between processes.
+  int64_t cost_table_hits = 0, cost_model_fallbacks = 0;
   int64_t env_steps() const;
 };
 

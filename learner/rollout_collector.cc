@@ -8,7 +8,7 @@ namespace graphworld {
 
 RolloutCollector::RolloutCollector(std::vector<TrainingGraph> graphs, const RuleMatcher& matcher, CostModel& cost,
                                    RolloutCollectorOptions options)
-    : graphs_(std::move(graphs)), options_(options), rng_(options.seed) {
+    : graphs_(std::move(graphs)), options_(options), rng_(options.seed), cost_(&cost) {
   if (graphs_.empty()) throw UsageError("training needs at least one graph");
   if (options_.num_envs < 1) throw UsageError("num_envs must be at least 1");
   if (options_.steps_per_env < 1) throw UsageError("steps_per_env must be at least 1");
@@ -97,6 +97,8 @@ std::optional<Rollout> RolloutCollector::collect(PolicyNetwork& policy, int64_t 
   for (size_t i = 0; i < envs; ++i) observations[i] = &slots_[i].env->observation();
   const std::vector<float> bootstrap = policy.values(observations);
   for (size_t i = 0; i < envs; ++i) rollout.segments[i].bootstrap_value = bootstrap[i];
+  rollout.cost_table_hits = cost_->stats().table_hits;
+  rollout.cost_model_fallbacks = cost_->stats().model_fallbacks;
   return rollout;
 }
 

@@ -83,6 +83,7 @@ class RolloutCollector {
   const std::vector<TrainingGraph>& graphs() const { return graphs_; }
   const std::vector<BestGraph>& best() const { return best_; }
   const RolloutCollectorOptions& options() const { return options_; }
+  const CostModel& cost_model() const { return *cost_; }
 
   RolloutCollectorState state() const;
   // Throws FormatError when the state does not fit this collector's graphs
@@ -104,6 +105,7 @@ class RolloutCollector {
   std::vector<Slot> slots_;
   std::mt19937_64 rng_;
   std::vector<BestGraph> best_;
+  CostModel* cost_ = nullptr;
 };
 
 }  // namespace graphworld

@@ -22,7 +22,8 @@ std::unique_ptr<CostModel> run_gpu_cost_model(const std::string& run_dir) {
   GpuDevice device = load_gpu_device(run_gpu_profile_path(run_dir));
   const std::string table = run_gpu_table_path(run_dir);
   if (!fs::exists(table)) return std::make_unique<GpuCostModel>(std::move(device), std::nullopt);
-  return std::make_unique<GpuCostModel>(std::move(device), read_gpu_table(table), table);
+  CostTable measured = read_gpu_table(table, device);
+  return std::make_unique<GpuCostModel>(std::move(device), std::move(measured), table);
 }
 
 namespace {
@@ -36,7 +37,7 @@ void prepare_run_gpu_model(const std::string& run_dir, const TrainingOptions& op
                             : options.gpu_table == "none" ? ""
                                                           : options.gpu_table;
   if (!table.empty()) {
-    read_gpu_table(table);
+    read_gpu_table(table, device);
     copy_file_atomically(table, run_gpu_table_path(run_dir));
   }
   copy_file_atomically(device.source, run_gpu_profile_path(run_dir));

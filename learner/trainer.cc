@@ -217,6 +217,10 @@ TrainingOutcome Trainer::run(const std::function<bool()>& should_stop,
     wall_s_ += elapsed;
     report.wall_s = wall_s_;
     report.env_steps_per_s = static_cast<double>(report.stats.samples) / elapsed;
+    if (options_.cost_model == "gpu") {
+      report.extra.emplace_back("cost_table_hits", static_cast<double>(pending->cost_table_hits));
+      report.extra.emplace_back("cost_model_fallbacks", static_cast<double>(pending->cost_model_fallbacks));
+    }
     // The row goes out before the checkpoint: a resume drops rows after its
     // checkpoint, so a crash between the two loses nothing.
     append_metrics_row(run_dir_ + "/metrics.jsonl", report);

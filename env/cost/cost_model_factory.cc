@@ -37,7 +37,8 @@ std::unique_ptr<CostModel> make_cost_model(const CostModelOptions& options) {
                               : options.gpu_table == "none" ? ""
                                                             : options.gpu_table;
     if (table.empty()) return std::make_unique<GpuCostModel>(std::move(device), std::nullopt);
-    return std::make_unique<GpuCostModel>(std::move(device), read_gpu_table(table), table);
+    CostTable measured = read_gpu_table(table, device);
+    return std::make_unique<GpuCostModel>(std::move(device), std::move(measured), table);
   }
   throw UsageError("unknown cost model '" + options.kind + "'; choose analytic, measured, cuda or gpu");
 }

@@ -79,6 +79,8 @@ CudaOpSpec cuda_spec_for(const OpCostKey& key) {
       // (O/group)*kH*kW channels per group; the col2im scatter is memory-bound
       // and small beside it.
       const Shape& w = key.inputs[1].shape;
+      if (x.size() != 4 || w.size() != 4)
+        throw GraphError("the cuda cost model times 2-D transposed convolutions only, got input " + shape_to_string(x));
       spec.kind = CudaOpKind::Conv;
       spec.in = x;
       spec.groups = key.attrs.get_int(AttrKey::Group, 1);

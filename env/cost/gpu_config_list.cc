@@ -1,5 +1,6 @@
 #include "env/cost/gpu_config_list.h"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <unordered_set>
@@ -93,8 +94,9 @@ CostTable read_gpu_timings(const std::string& path) {
     } catch (const std::logic_error&) {
       throw FormatError(where(path, number) + ": '" + line.substr(0, tab) + "' is not a time in milliseconds");
     }
-    if (!(ms > 0)) throw FormatError(where(path, number) + ": a time must be > 0 ms");
-    table.entries[line.substr(tab + 1)] = round_to_cache_precision(ms);
+    if (!(ms > 0) || !std::isfinite(ms)) throw FormatError(where(path, number) + ": a time must be a finite number > 0 ms");
+    if (!table.entries.emplace(line.substr(tab + 1), round_to_cache_precision(ms)).second)
+      throw FormatError(where(path, number) + ": the configuration '" + line.substr(tab + 1) + "' was timed twice");
   }
   if (table.entries.empty()) throw FormatError(path + ": no timings in the file");
   return table;

@@ -1,8 +1,10 @@
 #include "env/cost/gpu_cost_model.h"
 
+#include <cctype>
 #include <cstdio>
 
 #include "common/error.h"
+#include "env/cost/cuda_op_spec_text.h"
 #include "env/cost/cuda_op_timer.h"
 #include "env/cost/gpu_kernel_model.h"
 #include "env/ops/op_schema.h"
@@ -16,19 +18,30 @@ double gpu_model_cost_ms(const GpuDevice& device, const OpCostKey& key) {
   // for the same reason.
   if (key.type == OpType::Split) return 0;
   try {
-    return gpu_spec_time_us(device, cuda_spec_for(key)) * 1e-3;
-  } catch (const GraphError&) {
+    const CudaOpSpec spec = cuda_spec_for(key);
+    validate_cuda_spec(spec);
+    return gpu_spec_time_us(device, spec) * 1e-3;
+  } catch (const std::exception&) {
     // 3-D windows, rank > 8 transposes: one streaming kernel over the op's work.
     const OpWork work = op_work(key.type, key.attrs, key.inputs, key.outputs);
     return (device.launch_overhead_us + memory_kernel_us(device, work.bytes, work.flops)) * 1e-3;
   }
 }
 
-CostTable read_gpu_table(const std::string& path) {
+CostTable read_gpu_table(const std::string& path, const GpuDevice& device) {
   CostTable table = read_cost_table(path);
-  if (table.fingerprint.find("gpu=") == std::string::npos)
+  const size_t at = table.fingerprint.find("gpu=");
+  if (at == std::string::npos)
     throw UsageError(path + " is not a GPU cost table: it was measured by '" + table.fingerprint +
                      "', not the cuda timer; measure one with tests/bench/gpu_cost_table on the GPU, or use --gpu-table none");
+  std::string gpu = table.fingerprint.substr(at + 4, table.fingerprint.find(';', at) - at - 4);
+  auto upper = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return s;
+  };
+  if (upper(gpu).find(upper(device.cuda_name)) == std::string::npos)
+    throw UsageError(path + " was measured on '" + gpu + "', not on a " + device.cuda_name + " (profile " + device.name +
+                     ", " + device.source + "); give the profile of that GPU with --gpu, or this GPU's table");
   return table;
 }
 

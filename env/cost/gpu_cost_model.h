@@ -39,7 +39,8 @@ class GpuCostModel : public CostModel {
 };
 
 // Reads a table for the gpu model, refusing one that no `cuda` timer made
-// (a CPU table priced by another machine would silently mix devices).
-CostTable read_gpu_table(const std::string& path);
+// (a CPU table would silently mix devices) or that another GPU measured
+// (its fingerprint's gpu= name must contain the profile's cuda_name).
+CostTable read_gpu_table(const std::string& path, const GpuDevice& device);
 
 }  // namespace graphworld

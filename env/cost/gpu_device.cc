@@ -112,9 +112,15 @@ GpuDevice load_gpu_device(const std::string& name_or_file) {
   GpuDevice device;
   device.source = path;
   YAML::Node name = root["name"];
-  if (!name || !name.IsScalar() || name.as<std::string>().empty())
-    throw UsageError("GPU profile " + path + " has no key 'name' (the GPU's short name, e.g. h100-sxm)");
+  if (!name) throw UsageError("GPU profile " + path + " has no key 'name' (the GPU's short name, e.g. h100-sxm)");
+  if (!name.IsScalar() || name.as<std::string>().empty())
+    throw UsageError("GPU profile " + path + ": key 'name' must be a short name such as h100-sxm");
   device.name = name.as<std::string>();
+  YAML::Node cuda_name = root["cuda_name"];
+  if (!cuda_name || !cuda_name.IsScalar() || cuda_name.as<std::string>().empty())
+    throw UsageError("GPU profile " + path + " has no key 'cuda_name' (what the CUDA device name of the GPU contains, "
+                     "e.g. H100), which a measured table's GPU must match");
+  device.cuda_name = cuda_name.as<std::string>();
   device.sm_count = static_cast<int>(number(root, "sm_count", path, 1, 10000, "streaming multiprocessors"));
   if (root["sm_count"].as<double>() != device.sm_count)
     throw UsageError("GPU profile " + path + ": key 'sm_count' must be a whole number");
@@ -127,6 +133,7 @@ void save_gpu_device(const GpuDevice& device, const std::string& path, const std
   std::istringstream lines(comment);
   for (std::string line; std::getline(lines, line);) text << "# " << line << "\n";
   text << "name: " << device.name << "\n";
+  text << "cuda_name: " << device.cuda_name << "\n";
   text << "sm_count: " << device.sm_count << "\n";
   char buf[128];
   for (const Field& f : fields()) {

@@ -11,7 +11,8 @@
 namespace graphworld {
 
 struct GpuDevice {
-  std::string name;    // "h100-sxm"
+  std::string name;       // "h100-sxm"
+  std::string cuda_name;  // what cudaGetDeviceProperties calls it contains ("H100"): a table must match
   std::string source;  // the file it was read from
   // Datasheet figures.
   int sm_count = 0;

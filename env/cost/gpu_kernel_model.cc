@@ -31,6 +31,14 @@ constexpr int64_t kMinGemmColumns = 8;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// The timer's elementwise kernels run 256 threads a block (at most 65535
+// blocks); a grid smaller than the GPU reaches only its share of the
+// bandwidth.
+constexpr int64_t kThreadsPerBlock = 256;
+double grid_fraction(const GpuDevice& d, double blocks) {
+  return std::clamp(blocks / d.sm_count, 1.0 / d.sm_count, 1.0);
+}
+
 double numel(const std::vector<int64_t>& dims) {
   double n = 1;
   for (int64_t d : dims) n *= static_cast<double>(d);
@@ -45,22 +53,42 @@ double tile_load_ratio(int m, int n) {
 double bytes_per_us(const GpuDevice& d) { return d.memory_bandwidth_gbs * 1e3 * d.memory_efficiency; }
 double fp32_flops_per_us(const GpuDevice& d) { return d.fp32_tflops * 1e6 * d.gemm_efficiency; }
 
+// A kernel of `blocks` thread blocks moving `bytes` and doing `flops`.
+double gridded_us(const GpuDevice& d, double blocks, double bytes, double flops) {
+  return memory_kernel_us(d, bytes, flops) / grid_fraction(d, blocks);
+}
+
 // An elementwise kernel over `elements` outputs reading `inputs` operands.
 double streaming_us(const GpuDevice& d, double elements, double inputs, double flops_per_element = 1) {
-  return memory_kernel_us(d, 4 * elements * (inputs + 1), elements * flops_per_element);
+  return gridded_us(d, std::ceil(elements / kThreadsPerBlock), 4 * elements * (inputs + 1), elements * flops_per_element);
+}
+
+// cuDNN's output size of a window: ONNX's asymmetric pads are timed with the
+// larger pad on both sides (cuda_spec_for), which cuDNN turns into its own size.
+int64_t cudnn_window_output(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
+  return std::max<int64_t>(1, (in + 2 * pad - dilation * (kernel - 1) - 1) / std::max<int64_t>(1, stride) + 1);
+}
+
+bool conv_fuses_bias_activation(const CudaOpSpec& s) {
+  // cuDNN's ConvolutionBiasActivationForward takes identity and relu.
+  return (s.has_bias || s.activation != 0) && (s.activation == 0 || s.activation == 1);
 }
 
 double conv_us(const GpuDevice& d, const CudaOpSpec& s) {
-  // in [N, C, H, W], weight [O, C/g, kh, kw], out [N, O, OH, OW].
+  // in [N, C, H, W], weight [O, C/g, kh, kw], out [N, O, OH, OW] as cuDNN sizes it.
   const int64_t g = std::max<int64_t>(1, s.groups);
-  const int64_t out_channels = s.out.size() > 1 ? s.out[1] : s.in2[0];
-  const int64_t pixels = s.out.size() == 4 ? s.out[0] * s.out[2] * s.out[3] : 1;
+  const int64_t out_channels = s.in2[0];
+  auto at = [](const std::vector<int64_t>& v, size_t i, int64_t fallback) { return i < v.size() ? v[i] : fallback; };
+  const int64_t oh = cudnn_window_output(s.in[2], s.in2[2], at(s.strides, 0, 1), at(s.pads, 0, 0), at(s.dilations, 0, 1));
+  const int64_t ow = cudnn_window_output(s.in[3], s.in2[3], at(s.strides, 1, 1), at(s.pads, 1, 0), at(s.dilations, 1, 1));
+  const int64_t pixels = s.in[0] * oh * ow;
+  const double out_elements = static_cast<double>(pixels * out_channels);
   GemmProblem p;
   p.batch = g;
   p.m = pixels;
   p.n = out_channels / g;
   p.k = s.in2[1] * s.in2[2] * s.in2[3];
-  p.bytes = 4 * (numel(s.in) + numel(s.in2) + numel(s.out));
+  p.bytes = 4 * (numel(s.in) + numel(s.in2) + out_elements);
   double us = 0;
   if (p.n < kMinGemmColumns) {
     const double flops = 2.0 * static_cast<double>(p.batch * p.m) * static_cast<double>(p.n * p.k);
@@ -70,12 +98,10 @@ double conv_us(const GpuDevice& d, const CudaOpSpec& s) {
     p.efficiency = d.conv_efficiency;
     us = plan_gemm(d, p).us;
   }
-  // Bias and activation: fused into the conv for none/relu (cuDNN's
-  // ConvolutionBiasActivationForward), separate kernels otherwise.
-  const bool fused = (s.has_bias || s.activation != 0) && (s.activation == 0 || s.activation == 1);
-  if (!fused) {
-    if (s.has_bias) us += streaming_us(d, numel(s.out), 1);
-    if (s.activation != 0) us += streaming_us(d, numel(s.out), 1);
+  // Bias and activation: fused into the conv for none/relu, separate kernels otherwise.
+  if (!conv_fuses_bias_activation(s)) {
+    if (s.has_bias) us += streaming_us(d, out_elements, 1);
+    if (s.activation != 0) us += streaming_us(d, out_elements, 1);
   }
   return us;
 }
@@ -98,13 +124,19 @@ double gemm_us(const GpuDevice& d, const CudaOpSpec& s) {
 
 double transpose_us(const GpuDevice& d, const CudaOpSpec& s) {
   // The timer's kernel writes in order and gathers its reads: when the
-  // innermost output axis is not the innermost input axis, neighbouring
-  // threads read far apart and each read pulls a whole memory sector.
+  // innermost output axis that is longer than 1 does not read the
+  // innermost input axis longer than 1, neighbouring threads read far
+  // apart and each read pulls a whole memory sector.
   const double n = numel(s.in);
-  const size_t rank = s.in.size();
-  const bool scattered = rank > 1 && !s.perm.empty() && s.perm.back() != static_cast<int64_t>(rank - 1) &&
-                         s.in.back() > 1;
-  return memory_kernel_us(d, 4 * n * (1 + (scattered ? d.uncoalesced_read_factor : 1)), 0);
+  int64_t inner_in = -1, inner_out = -1;
+  for (size_t a = 0; a < s.in.size(); ++a)
+    if (s.in[a] > 1) inner_in = static_cast<int64_t>(a);
+  for (size_t a = 0; a < s.perm.size(); ++a) {
+    const int64_t from = s.perm[a];
+    if (from >= 0 && from < static_cast<int64_t>(s.in.size()) && s.in[static_cast<size_t>(from)] > 1) inner_out = from;
+  }
+  const bool scattered = inner_out != inner_in;
+  return streaming_us(d, n, 0) + memory_kernel_us(d, 4 * n * (scattered ? d.uncoalesced_read_factor : 1), 0);
 }
 
 }  // namespace
@@ -122,11 +154,12 @@ GemmPlan plan_gemm(const GpuDevice& d, const GemmProblem& p) {
   const double memory_us = p.bytes / bytes_per_us(d);
   const int64_t k = std::max<int64_t>(1, p.k);
   GemmPlan best;
+  if (p.m <= 0 || p.n <= 0 || p.batch <= 0) return best;  // nothing to compute
   best.us = std::numeric_limits<double>::infinity();
   auto consider = [&](Tile t) {
     const int64_t tiles = ceil_div(std::max<int64_t>(1, p.m), t.m) * ceil_div(std::max<int64_t>(1, p.n), t.n) *
                           std::max<int64_t>(1, p.batch);
-    const double efficiency = std::min(1.0, p.efficiency * tile_efficiency(t.m, t.n));
+    const double efficiency = std::clamp(p.efficiency * tile_efficiency(t.m, t.n), 1e-3, 1.0);
     for (int split : kSplits) {
       const int64_t slice = ceil_div(ceil_div(k, split), kStepK) * kStepK;
       if (split > 1 && slice < kMinSplitSlice) break;
@@ -138,11 +171,12 @@ GemmPlan plan_gemm(const GpuDevice& d, const GemmProblem& p) {
       plan.waves = ceil_div(plan.ctas, d.sm_count);
       const double cta_us = 2.0 * t.m * t.n * static_cast<double>(slice) / (sm_flops_per_us * efficiency) + cta_overhead_us;
       plan.compute_us = static_cast<double>(plan.waves) * cta_us;
-      plan.memory_us = memory_us;
+      // Split-K's partial tiles are written by the main kernel and read back.
+      plan.memory_us = memory_us + (split > 1 ? 4.0 * static_cast<double>(p.batch * p.m * p.n) * split / bytes_per_us(d) : 0);
       // Split-K partial sums: each split writes its tile, one more kernel adds them.
       if (split > 1)
         plan.reduction_us = d.launch_overhead_us +
-                            memory_kernel_us(d, 4.0 * static_cast<double>(p.batch * p.m * p.n) * (split + 1), 0);
+                            streaming_us(d, static_cast<double>(p.batch * p.m * p.n), split);
       plan.us = std::max(plan.compute_us, plan.memory_us) + plan.reduction_us;
       if (plan.us < best.us) best = plan;
     }
@@ -157,11 +191,11 @@ GemmPlan plan_gemm(const GpuDevice& d, const GemmProblem& p) {
 int gpu_spec_kernels(const CudaOpSpec& s) {
   switch (s.kind) {
     case CudaOpKind::Conv: {
-      const bool fused = (s.has_bias || s.activation != 0) && (s.activation == 0 || s.activation == 1);
+      const bool fused = conv_fuses_bias_activation(s);
       return 1 + (!fused && s.has_bias) + (!fused && s.activation != 0);
     }
     case CudaOpKind::Gemm: return 1 + (s.activation != 0);
-    case CudaOpKind::Concat: return std::max<int>(1, static_cast<int>(s.piece_inner.size()));
+    case CudaOpKind::Concat: return static_cast<int>(s.piece_inner.size());
     default: return 1;
   }
 }
@@ -173,30 +207,36 @@ double gpu_spec_time_us(const GpuDevice& d, const CudaOpSpec& s) {
     case CudaOpKind::Gemm: body = gemm_us(d, s); break;
     case CudaOpKind::Pool: {
       const double window = s.kernel.size() == 2 ? static_cast<double>(s.kernel[0] * s.kernel[1]) : 1;
-      body = memory_kernel_us(d, 4 * (numel(s.in) + numel(s.out)), numel(s.out) * window);
+      body = gridded_us(d, std::ceil(numel(s.out) / kThreadsPerBlock), 4 * (numel(s.in) + numel(s.out)),
+                        numel(s.out) * window);
       break;
     }
     case CudaOpKind::Activation: body = streaming_us(d, numel(s.in), 1, 4); break;
     case CudaOpKind::BatchNorm: body = streaming_us(d, numel(s.in), 1, 2); break;
     case CudaOpKind::OpTensor:
-      body = memory_kernel_us(d, 4 * (numel(s.in) + numel(s.in2) + numel(s.out)), numel(s.out));
+      body = gridded_us(d, std::ceil(numel(s.out) / kThreadsPerBlock), 4 * (numel(s.in) + numel(s.in2) + numel(s.out)),
+                        numel(s.out));
       break;
     case CudaOpKind::Softmax: {
       const double n = static_cast<double>(s.rows * s.cols * s.inner);
-      body = memory_kernel_us(d, 4 * 3 * n, 8 * n);  // two passes over the input, one write
+      // Two passes over the input, one write; a block per row of inner positions.
+      body = gridded_us(d, static_cast<double>(s.rows) * std::ceil(static_cast<double>(s.inner) / kThreadsPerBlock),
+                        4 * 3 * n, 8 * n);
       break;
     }
-    case CudaOpKind::Reduce: body = memory_kernel_us(d, 4 * (numel(s.in) + numel(s.out)), numel(s.in)); break;
+    case CudaOpKind::Reduce:
+      body = gridded_us(d, std::ceil(numel(s.in) / kThreadsPerBlock), 4 * (numel(s.in) + numel(s.out)), numel(s.in));
+      break;
     case CudaOpKind::Transpose: body = transpose_us(d, s); break;
     case CudaOpKind::Concat:
-      for (int64_t piece : s.piece_inner) body += memory_kernel_us(d, 8.0 * static_cast<double>(s.outer * piece), 0);
+      for (int64_t piece : s.piece_inner) body += streaming_us(d, static_cast<double>(s.outer * piece), 1, 0);
       break;
     case CudaOpKind::Elementwise:
       body = streaming_us(d, static_cast<double>(s.numel), s.num_inputs, s.flops_per_element);
       break;
     case CudaOpKind::LayerNorm: {
       const double n = static_cast<double>(s.rows * s.cols);
-      body = memory_kernel_us(d, 4 * 3 * n, 5 * n);  // two reads of each row, one write
+      body = gridded_us(d, static_cast<double>(s.rows), 4 * 3 * n, 5 * n);  // a block per row: two reads, one write
       break;
     }
   }

@@ -32,7 +32,7 @@ namespace graphworld {
 struct GemmProblem {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool tensor_cores = false;  // TF32 tensor-core tiles (cuDNN convs on Ampere and later)
-  double efficiency = 0;      // the device's gemm or conv efficiency
+  double efficiency = 1;      // the device's gemm or conv efficiency
   double bytes = 0;           // operands and result, for the memory bound
 };
 

@@ -93,7 +93,10 @@ TEST(GpuKernelModel, SplitKFillsIdleSmsForLongK) {
   EXPECT_EQ(plan.ctas, 2);
   EXPECT_EQ(plan.waves, 1);
   EXPECT_NEAR(plan.compute_us, 6.7108864, 1e-9);
-  EXPECT_NEAR(plan.us, 6.7108864, 1e-6);  // plus a reduction of 12 KB at (nearly) infinite bandwidth
+  // Plus the reduction kernel: 32*32 sums at 2e6 FLOP/us (its bytes move at
+  // nearly infinite bandwidth here).
+  EXPECT_NEAR(plan.reduction_us, 1024 / 2e6, 1e-9);
+  EXPECT_NEAR(plan.us, 6.7108864 + 1024 / 2e6, 1e-9);
 }
 
 TEST(GpuKernelModel, OneMoreCtaThanSmsCostsAWave) {
@@ -125,8 +128,9 @@ TEST(GpuKernelModel, LaunchesFollowTheTimersKernels) {
   split.kind = CudaOpKind::Concat;
   split.outer = 64;
   split.piece_inner = {1024, 1024, 1024};
-  EXPECT_EQ(gpu_spec_kernels(split), 3);
-  EXPECT_GT(gpu_spec_time_us(d, split), 3 * d.launch_overhead_us);
+  EXPECT_EQ(gpu_spec_kernels(split), 3);  // the timer copies each piece
+  split.piece_inner.clear();
+  EXPECT_EQ(gpu_spec_kernels(split), 0);
   CudaOpSpec activated = gemm_spec(64, 64, 64);
   activated.activation = 1;
   EXPECT_EQ(gpu_spec_kernels(activated), 2);
@@ -140,6 +144,33 @@ TEST(GpuKernelModel, LaunchesFollowTheTimersKernels) {
   EXPECT_EQ(gpu_spec_kernels(conv), 1);  // cuDNN's fused bias + relu
   conv.activation = 2;
   EXPECT_EQ(gpu_spec_kernels(conv), 3);  // sigmoid is not fused: conv, bias, activation
+}
+
+TEST(GpuKernelModel, TransposesThatMoveTheInnermostAxisReadScattered) {
+  const GpuDevice d = load_gpu_device("h100-sxm");
+  auto transpose = [](std::vector<int64_t> in, std::vector<int64_t> perm) {
+    CudaOpSpec s;
+    s.kind = CudaOpKind::Transpose;
+    s.in = std::move(in);
+    s.perm = std::move(perm);
+    return s;
+  };
+  const double in_order = gpu_spec_time_us(d, transpose({64, 256, 128}, {1, 0, 2}));
+  const double scattered = gpu_spec_time_us(d, transpose({64, 256, 128}, {0, 2, 1}));
+  EXPECT_GT(scattered, in_order);
+  // Size-1 axes do not count: [64,128,1] by [2,1,0] reads across rows.
+  EXPECT_GT(gpu_spec_time_us(d, transpose({64, 1024, 1}, {2, 1, 0})), gpu_spec_time_us(d, transpose({64, 1024, 1}, {0, 2, 1})));
+}
+
+TEST(GpuCostModel, SplitsAreViewsAndCostNothing) {
+  const GpuDevice d = load_gpu_device("h100-sxm");
+  OpCostKey split;
+  split.type = OpType::Split;
+  split.attrs.set(AttrKey::Axis, int64_t{2});
+  split.attrs.set(AttrKey::Split, std::vector<int64_t>{1024, 2048});
+  split.inputs = {TensorInfo{DType::Float32, {1, 64, 3072}}};
+  split.outputs = {TensorInfo{DType::Float32, {1, 64, 1024}}, TensorInfo{DType::Float32, {1, 64, 2048}}};
+  EXPECT_EQ(gpu_model_cost_ms(d, split), 0.0);
 }
 
 TEST(GpuDeviceProfile, ShippedProfilesLoadWithTheirDatasheetFigures) {
@@ -165,7 +196,7 @@ TEST(GpuDeviceProfile, BadProfilesAreClearErrors) {
     load_gpu_device("h200-nvl");
     FAIL() << "an unknown GPU was accepted";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("h100-sxm"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("known GPUs: a100-sxm, h100-sxm, v100-sxm"), std::string::npos) << e.what();
   }
   const GpuDevice h100 = load_gpu_device("h100-sxm");
   const std::string path = dir + "/broken.yaml";
@@ -181,9 +212,14 @@ TEST(GpuDeviceProfile, BadProfilesAreClearErrors) {
   }
   {
     std::ofstream out(path);
-    out << "name: partial\nsm_count: 10\n";
+    out << "name: partial\ncuda_name: X\nsm_count: 10\n";
   }
-  EXPECT_THROW(load_gpu_device(path), UsageError);
+  try {
+    load_gpu_device(path);
+    FAIL() << "a profile without its clock was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("no key 'boost_clock_mhz'"), std::string::npos) << e.what();
+  }
   // What save writes, load reads back.
   save_gpu_device(h100, path, "round trip");
   const GpuDevice again = load_gpu_device(path);
@@ -240,7 +276,20 @@ TEST(GpuCostModel, RefusesATableNoGpuMeasured) {
   cpu.fingerprint = "cpu=AMD EPYC; threads=2";
   cpu.entries["Relu f32[1,8]"] = 0.01;
   write_cost_table(path, cpu);
-  EXPECT_THROW(read_gpu_table(path), UsageError);
+  EXPECT_THROW(read_gpu_table(path, load_gpu_device("h100-sxm")), UsageError);
+
+  // A table another GPU measured is refused for this profile, naming both.
+  const std::string a100 = testing::scratch_dir() + "/a100.table";
+  std::filesystem::remove(a100);
+  write_cost_table(a100, CostTable{"gpu=NVIDIA A100-SXM4-80GB; sm=8.0; timer=cudnn-1", {{"Relu f32[1,8]", 0.01}}});
+  EXPECT_EQ(read_gpu_table(a100, load_gpu_device("a100-sxm")).entries.size(), 1u);
+  try {
+    read_gpu_table(a100, load_gpu_device("h100-sxm"));
+    FAIL() << "an A100 table was accepted for the H100 profile";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("NVIDIA A100-SXM4-80GB"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("H100"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

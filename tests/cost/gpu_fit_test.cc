@@ -39,6 +39,8 @@ TEST(GpuSpecText, EveryZooConfigurationRoundTrips) {
   EXPECT_THROW(cuda_spec_from_text("kind=3;in=1,x"), std::invalid_argument);
   EXPECT_THROW(cuda_spec_from_text("kind=99"), std::invalid_argument);
   EXPECT_THROW(cuda_spec_from_text("colour=blue"), std::invalid_argument);
+  EXPECT_THROW(cuda_spec_from_text("kind=4;m=12abc"), std::invalid_argument);
+  EXPECT_THROW(cuda_spec_from_text("kind=0;in=1,3,8"), std::invalid_argument);  // a conv needs 4-D shapes
 }
 
 TEST(GpuConfigList, WritesAndReadsBackAndRefusesDamage) {
@@ -77,6 +79,16 @@ TEST(GpuTimings, ReadAsACudaTableWithClearErrors) {
   }
   EXPECT_THROW(read_gpu_timings(dir + "/cpu.tsv"), FormatError);
   {
+    std::ofstream out(dir + "/infinite.tsv");
+    out << "fingerprint gpu=X\ninf\tRelu f32[1,8]\n";
+  }
+  EXPECT_THROW(read_gpu_timings(dir + "/infinite.tsv"), FormatError);
+  {
+    std::ofstream out(dir + "/twice.tsv");
+    out << "fingerprint gpu=X\n0.1\tRelu f32[1,8]\n0.2\tRelu f32[1,8]\n";
+  }
+  EXPECT_THROW(read_gpu_timings(dir + "/twice.tsv"), FormatError);
+  {
     std::ofstream out(dir + "/negative.tsv");
     out << "fingerprint gpu=X\n-1\tRelu f32[1,8]\n";
   }
@@ -112,6 +124,8 @@ TEST(GpuFit, FindsTheParametersThatMadeATable) {
   EXPECT_GT(before.median_relative_error, 0.1);
   EXPECT_LT(after.median_relative_error, 0.02) << "before " << before.median_relative_error;
   EXPECT_NEAR(fitted.launch_overhead_us, truth.launch_overhead_us, 0.1 * truth.launch_overhead_us);
+  EXPECT_NEAR(fitted.gemm_efficiency, truth.gemm_efficiency, 0.15 * truth.gemm_efficiency);
+  EXPECT_NEAR(fitted.memory_efficiency, truth.memory_efficiency, 0.15 * truth.memory_efficiency);
   for (const OpTypeFidelity& t : after.per_type) {
     if (t.judged) {
       EXPECT_GT(t.spearman, 0.95) << t.op_type;

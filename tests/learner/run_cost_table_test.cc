@@ -65,7 +65,7 @@ TEST(RunCostTable, AGpuRunPricesFromItsOwnCopiesOfTheProfileAndTable) {
   save_gpu_device(load_gpu_device("a100-sxm"), profile, "the run's GPU");
   const std::vector<OpCostKey> keys = priced_op_keys(graphs[0].graph, false);
   std::filesystem::remove(table);
-  write_cost_table(table, CostTable{"gpu=test", {{keys.front().canonical(), 2.0}}});
+  write_cost_table(table, CostTable{"gpu=NVIDIA A100-SXM4-80GB; timer=cudnn-1", {{keys.front().canonical(), 2.0}}});
   TrainingOptions options;
   options.cost_model = "gpu";
   options.gpu = profile;
@@ -78,7 +78,7 @@ TEST(RunCostTable, AGpuRunPricesFromItsOwnCopiesOfTheProfileAndTable) {
   auto no_settle = [](const std::string&, const std::function<double()>&) -> double { throw Error("no settling"); };
   std::unique_ptr<CostModel> actor = actor_cost_model(run, options, no_settle);
   EXPECT_EQ(actor->name(), "gpu");
-  GpuCostModel expected(load_gpu_device("a100-sxm"), CostTable{"gpu=test", {{keys.front().canonical(), 2.0}}});
+  GpuCostModel expected(load_gpu_device("a100-sxm"), CostTable{"gpu=NVIDIA A100-SXM4-80GB; timer=cudnn-1", {{keys.front().canonical(), 2.0}}});
   EXPECT_EQ(graph_cost(graphs[0].graph, *actor).total_ms, graph_cost(graphs[0].graph, expected).total_ms);
   EXPECT_EQ(actor->stats().table_hits, 1);
   EXPECT_FALSE(RunCostTable(run).present()) << "the gpu model settles nothing: it is deterministic";

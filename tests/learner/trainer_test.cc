@@ -9,6 +9,7 @@
 
 #include "common/checkpoint_file.h"
 #include "common/error.h"
+#include "env/cost/cost_model_factory.h"
 #include "env/search/search.h"
 #include "learner/policy_rollouts.h"
 #include "learner/trainer.h"
@@ -168,6 +169,25 @@ TEST_P(TrainerModes, AStopMidRolloutLosesNothing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(OverlapOffAndOn, TrainerModes, ::testing::Bool());
+
+// Under the gpu cost model each metrics row counts the configurations the
+// measured table priced and those the model priced.
+TEST(Trainer, MetricsCountTheGpuModelsTableHitsAndFallbacks) {
+  CostModelOptions options;
+  options.kind = "gpu";
+  options.gpu_table = "none";
+  std::unique_ptr<CostModel> cost = make_cost_model(options);
+  const std::string dir = testing::fresh_dir("gpu_metrics");
+  Trainer t(testing::small_training_config({"train.total_env_steps=64", "env.cost_model=gpu", "env.gpu_table=none"}),
+            testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost, dir, false);
+  t.run();
+  std::ifstream metrics(dir + "/metrics.jsonl");
+  std::string row;
+  ASSERT_TRUE(std::getline(metrics, row));
+  EXPECT_NE(row.find("\"cost_table_hits\":0"), std::string::npos) << row;
+  EXPECT_NE(row.find("\"cost_model_fallbacks\":"), std::string::npos) << row;
+  EXPECT_EQ(row.find("\"cost_model_fallbacks\":0,"), std::string::npos) << row;
+}
 
 TEST(Trainer, RefusesDamagedCheckpointsAndChangedSettings) {
   auto cost = testing::gpu_like_cost();
