@@ -146,7 +146,7 @@ int run_optimize(const CliArgs& args) {
     throw UsageError(std::string("--channel-block widens groups for onnxruntime's blocked kernels, which --spelling "
                                  "as-searched does not do") +
                      (for_gpu && !args.value("--spelling") ? " (the default with --cost gpu)" : "") +
-                     "; give --spelling fusing-runtimes with it, or leave it out");
+                     "; give one of them (--spelling fusing-runtimes with it, or leave it out)");
   if (spelling == "fusing-runtimes")
     export_options.regroup_channel_block = parse_channel_block(args.value_or("--channel-block", for_gpu ? "none" : "auto"));
 
