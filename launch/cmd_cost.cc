@@ -102,9 +102,10 @@ Subcommand cost_command() {
   options.push_back({"--budget", "", "N", "export-gpu-configs: TASO's and greedy search's budget (default 1000)"});
   options.push_back({"--rollouts", "", "R", "export-gpu-configs: random rollouts of 50 steps per model (default 32)"});
   options.push_back({"--list", "", "LIST", "fit-gpu: the configuration list the table was timed from"});
+  options.push_back({"--residuals", "", "FILE", "fit-gpu: write each configuration's measured and fitted time (TSV)"});
   return {{"cost",
            "MODEL | export-table MODEL... -o FILE [--cost measured|cuda] | export-gpu-configs MODEL... -o LIST |\n"
-           "import-gpu-times TIMINGS -o TABLE | fit-gpu TABLE --list LIST --gpu NAME [-o PROFILE]",
+           "import-gpu-times TIMINGS -o TABLE | fit-gpu TABLE --list LIST --gpu NAME [-o PROFILE] [--residuals FILE]",
            "Predict a model's runtime with a cost model: the sum of its ops' costs.",
            "Constant (weight-only) ops, dead ops and metadata-only reshapes cost 0; transposes that move data\n"
            "do not. 'measured' times each distinct op configuration once and keeps it in an on-disk cache\n"

@@ -4,12 +4,17 @@
 //   list a GPU machine times (env/cost/gpu_config_list.h).
 // graphworld cost import-gpu-times TIMINGS -o TABLE
 //   The GPU timer's output as a cuda cost table (configs/gpu/NAME.table).
-// graphworld cost fit-gpu TABLE --list LIST --gpu NAME [-o PROFILE] [--json]
+// graphworld cost fit-gpu TABLE --list LIST --gpu NAME [-o PROFILE] [--json] [--residuals FILE]
 //   The profile's efficiency parameters fitted to the table, and the
-//   model's fidelity on the held-out fifth and on whole zoo graphs.
+//   model's fidelity on the held-out fifth and on whole zoo graphs;
+//   --residuals writes each configuration's measured and fitted time.
 #include "launch/cmd_cost_gpu.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "common/error.h"
 #include "common/stopwatch.h"
@@ -17,6 +22,7 @@
 #include "env/cost/gpu_config_list.h"
 #include "env/cost/gpu_cost_model.h"
 #include "env/cost/gpu_fit.h"
+#include "env/cost/gpu_kernel_model.h"
 #include "env/cost/graph_cost.h"
 #include "env/zoo/zoo.h"
 #include "env/rules/rule_library.h"
@@ -34,7 +40,10 @@ int run_cost_export_gpu_configs(const CliArgs& args) {
     throw UsageError("cost export-gpu-configs needs one or more MODELs (.onnx files or zoo names)");
   CostModelOptions options = cost_options_from(args, "gpu");
   if (options.kind != "gpu") throw UsageError("export-gpu-configs explores with --cost gpu; leave --cost out");
-  options.gpu_table = "none";  // explore the model's landscape, the one a table is fitted to
+  // By default explore the model's landscape, the one a table is fitted to;
+  // --gpu-table TABLE explores the landscape priced from that table, whose
+  // searches reach configurations the model alone does not.
+  if (!args.value("--gpu-table")) options.gpu_table = "none";
   const int64_t budget = args.int_value("--budget", 1000);
   const int64_t rollouts = args.int_value("--rollouts", 32);
   if (budget < 1 || rollouts < 0) throw UsageError("--budget must be >= 1 and --rollouts >= 0");
@@ -75,6 +84,19 @@ int run_cost_import_gpu_times(const CliArgs& args) {
   const std::string& timings = args.positional(1, "the TIMINGS file the GPU timer wrote");
   args.expect_at_most(2);
   const CostTable table = read_gpu_timings(timings);
+  // A new measurement replaces the table: merging would keep configurations
+  // timed by another timer or GPU beside the new ones.
+  std::error_code ec;
+  if (std::filesystem::exists(out, ec)) {
+    std::string before = "an unreadable table";
+    try {
+      before = "the table measured by " + read_cost_table(out).fingerprint;
+    } catch (const Error&) {
+    }
+    std::filesystem::remove(out, ec);
+    if (ec) throw UsageError("cannot replace " + out + ": " + ec.message());
+    std::printf("replacing %s (%s)\n", out.c_str(), before.c_str());
+  }
   write_cost_table(out, table);
   std::printf("wrote %s: %zu configurations measured by %s\n", out.c_str(), table.entries.size(),
               table.fingerprint.c_str());
@@ -116,6 +138,20 @@ void write_fidelity(JsonWriter& json, const GpuFidelity& f) {
   json.end_array().end_object();
 }
 
+// One line per sample: where the fitted model is off, to read or plot.
+void write_residuals(const std::string& path, const GpuDevice& fitted, const std::vector<GpuSample>& samples) {
+  std::ofstream out(path);
+  if (!out) throw UsageError("cannot write the residuals to " + path + ": " + std::strerror(errno));
+  out << "op_type\theld_out\tmeasured_ms\tpredicted_ms\tkey\n";
+  char line[128];
+  for (const GpuSample& s : samples) {
+    std::snprintf(line, sizeof(line), "%s\t%d\t%.6g\t%.6g\t", s.op_type.c_str(), s.held_out ? 1 : 0, s.measured_ms,
+                  gpu_spec_time_us(fitted, s.spec) * 1e-3);
+    out << line << s.key << "\n";
+  }
+  if (!out) throw UsageError("could not finish writing the residuals to " + path);
+}
+
 }  // namespace
 
 int run_cost_fit_gpu(const CliArgs& args) {
@@ -149,6 +185,8 @@ int run_cost_fit_gpu(const CliArgs& args) {
     graphs.push_back({zoo.name, table_ms, graph_cost(g, alone).total_ms, with_table.stats().table_hits,
                       static_cast<int64_t>(with_table.distinct_configurations())});
   }
+  const std::string residuals = args.value_or("--residuals", "");
+  if (!residuals.empty()) write_residuals(residuals, fitted, samples);
   const std::string out = args.value_or("--output", "");
   if (!out.empty()) {
     char comment[512];

@@ -133,6 +133,14 @@ CostEntries CostCacheFile::load_unlocked() {
   return {};
 }
 
+CostEntries CostCacheFile::load_read_only() {
+  bool exists = false;
+  const std::string text = read_all(path_, exists);
+  CostEntries entries;
+  if (exists && !parse(text, entries)) return {};
+  return entries;
+}
+
 CostEntries CostCacheFile::load() {
   std::filesystem::path target(path_);
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());

@@ -36,6 +36,10 @@ class CostCacheFile {
   // Entries on disk now; empty if there is no file. A corrupt file is moved
   // aside and reported through problem() (and on stderr).
   CostEntries load();
+  // Entries on disk now, for a file that is only ever read (a shipped cost
+  // table, perhaps in a read-only tree): no lock file, and a corrupt file is
+  // left where it is and reported through problem() alone.
+  CostEntries load_read_only();
   // Writes `entries` merged with the file's current contents, under the lock.
   // Returns the number of entries in the file afterwards.
   size_t merge_and_save(const CostEntries& entries);

@@ -19,7 +19,7 @@ CostTable read_cost_table(const std::string& path) {
   CostTable table;
   table.fingerprint = fingerprint_line.substr(prefix.size());
   CostCacheFile file(path, table.fingerprint);
-  table.entries = file.load();
+  table.entries = file.load_read_only();
   if (!file.problem().empty())
     throw FormatError(path + ": the cost table is damaged (" + file.problem() + "); export it again");
   return table;

@@ -54,16 +54,36 @@ struct CudaOpSpec {
   int64_t rows = 0, cols = 0, inner = 1;
 };
 
+// How an op is timed. Each sample runs `batch` calls back to back between
+// two CUDA events and divides (TASO's method): at batch 1 a small kernel's
+// time is mostly the event and launch latency of that one call, and varies
+// with the host. `batch` is chosen so that a sample lasts min_sample_ms.
+//   kGraph: the calls are captured once in a CUDA graph and the graph is
+//           replayed, so a call costs its kernels' device time with the
+//           short gap between graph nodes, as in a runtime that replays
+//           graphs (the default: what the GPU does, repeatable);
+//   kLoop:  the calls are launched from the host, so a call costs the larger
+//           of its kernels' time and its launches' host time, as in an eager
+//           runtime. On an H100 at batch 1 most ops then cost the host's
+//           20-40 us per cuDNN call, and that varies by tens of percent from
+//           one run to the next (configs/gpu/measurements/).
+enum class CudaTimingMethod { kGraph, kLoop };
+
 struct CudaTimingPolicy {
   int warmup = 2;
   int min_repeats = 7;
   int max_repeats = 60;
   double min_total_ms = 10.0;
+  double min_sample_ms = 0.5;
+  int max_batch = 100;
+  CudaTimingMethod method = CudaTimingMethod::kGraph;
 };
 
 // Both throw std::runtime_error saying what failed (no GPU, a CUDA or cuDNN
 // status). Defined in cuda_op_timer.cu.
-std::string cuda_device_fingerprint();
+// The GPU, CUDA, cuDNN and cuBLAS versions and the timer, with
+// "; method=graph" for CudaTimingMethod::kGraph.
+std::string cuda_device_fingerprint(CudaTimingMethod method = CudaTimingMethod::kGraph);
 double cuda_time_op(const CudaOpSpec& spec, const CudaTimingPolicy& policy);
 
 }  // namespace graphworld

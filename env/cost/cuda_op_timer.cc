@@ -278,7 +278,7 @@ class CudaOpTimer : public OpTimer {
     policy_.max_repeats = policy.max_repeats;
     policy_.min_total_ms = policy.min_total_ms;
     try {
-      fingerprint_ = cuda_device_fingerprint();
+      fingerprint_ = cuda_device_fingerprint(policy_.method);
     } catch (const std::runtime_error& e) {
       throw UnavailableError(std::string("the cuda cost model cannot run here: ") + e.what());
     }

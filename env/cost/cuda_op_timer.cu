@@ -6,6 +6,7 @@
 #include <cudnn.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -40,6 +41,8 @@ class DeviceBuffer {
   explicit DeviceBuffer(size_t bytes) : bytes_(std::max<size_t>(bytes, 4)) {
     check_cuda(cudaMalloc(&ptr_, bytes_), "cudaMalloc");
     check_cuda(cudaMemset(ptr_, 0, bytes_), "cudaMemset");
+    // The memset runs on the legacy stream, which the timing stream does not wait for.
+    check_cuda(cudaDeviceSynchronize(), "cudaMemset");
   }
   ~DeviceBuffer() { cudaFree(ptr_); }
   DeviceBuffer(const DeviceBuffer&) = delete;
@@ -73,9 +76,12 @@ struct TensorDesc {
   ~TensorDesc() { cudnnDestroyTensorDescriptor(d); }
 };
 
+// cuDNN and cuBLAS run on one stream of their own, not the legacy default
+// stream, so that CudaTimingMethod::kGraph can capture their calls.
 struct Handles {
   cudnnHandle_t dnn = nullptr;
   cublasHandle_t blas = nullptr;
+  cudaStream_t stream = nullptr;
   Handles() {
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
@@ -83,10 +89,14 @@ struct Handles {
           "no usable GPU: the cuda cost model needs an NVIDIA GPU and driver at run time; use --cost measured on the CPU");
     check_cudnn(cudnnCreate(&dnn), "cudnnCreate");
     check_cublas(cublasCreate(&blas), "cublasCreate");
+    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    check_cudnn(cudnnSetStream(dnn, stream), "cudnnSetStream");
+    check_cublas(cublasSetStream(blas, stream), "cublasSetStream");
   }
   ~Handles() {
     cublasDestroy(blas);
     cudnnDestroy(dnn);
+    cudaStreamDestroy(stream);
   }
 };
 
@@ -95,28 +105,97 @@ Handles& handles() {
   return instance;
 }
 
-// Runs `body` as the policy says and returns the median of CUDA-event timings.
+cudaStream_t stream() { return handles().stream; }
+
+class EventPair {
+ public:
+  EventPair() {
+    check_cuda(cudaEventCreate(&start_), "cudaEventCreate");
+    check_cuda(cudaEventCreate(&stop_), "cudaEventCreate");
+  }
+  ~EventPair() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  // Milliseconds `work` took on the stream.
+  float time(const std::function<void()>& work) {
+    check_cuda(cudaEventRecord(start_, stream()), "cudaEventRecord");
+    work();
+    check_cuda(cudaEventRecord(stop_, stream()), "cudaEventRecord");
+    check_cuda(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+    return ms;
+  }
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+// One captured CUDA graph of `batch` calls of a body, freed on every path.
+class CapturedGraph {
+ public:
+  CapturedGraph(const std::function<void()>& body, int batch) {
+    check_cuda(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    try {
+      for (int i = 0; i < batch; ++i) body();
+    } catch (...) {
+      cudaGraph_t broken = nullptr;
+      cudaStreamEndCapture(stream(), &broken);
+      if (broken) cudaGraphDestroy(broken);
+      cudaGetLastError();
+      throw;
+    }
+    check_cuda(cudaStreamEndCapture(stream(), &graph_), "cudaStreamEndCapture (a call the graph cannot hold?)");
+    check_cuda(cudaGraphInstantiate(&exec_, graph_, 0), "cudaGraphInstantiate");
+  }
+  ~CapturedGraph() {
+    if (exec_) cudaGraphExecDestroy(exec_);
+    if (graph_) cudaGraphDestroy(graph_);
+  }
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+  void launch() const { check_cuda(cudaGraphLaunch(exec_, stream()), "cudaGraphLaunch"); }
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+// Times `body` as the policy says (CudaTimingPolicy): the median over samples
+// of `batch` calls each, per call.
 double time_with_events(const std::function<void()>& body, const CudaTimingPolicy& policy) {
-  cudaEvent_t start, stop;
-  check_cuda(cudaEventCreate(&start), "cudaEventCreate");
-  check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+  EventPair events;
   for (int i = 0; i < policy.warmup; ++i) body();
-  check_cuda(cudaDeviceSynchronize(), "warm-up");
+  check_cuda(cudaStreamSynchronize(stream()), "warm-up");
+  // Size the batch from the quickest of three single calls.
+  float single = 1e9f;
+  for (int i = 0; i < 3; ++i) single = std::min(single, events.time(body));
+  const int batch = static_cast<int>(
+      std::clamp(std::ceil(policy.min_sample_ms / std::max(single, 1e-4f)), 1.0, static_cast<double>(policy.max_batch)));
+  std::unique_ptr<CapturedGraph> graph;
+  if (policy.method == CudaTimingMethod::kGraph) {
+    graph = std::make_unique<CapturedGraph>(body, batch);
+    graph->launch();  // the first replay uploads the graph
+    check_cuda(cudaStreamSynchronize(stream()), "graph warm-up");
+  }
+  auto run_batch = [&] {
+    if (graph) {
+      graph->launch();
+    } else {
+      for (int i = 0; i < batch; ++i) body();
+    }
+  };
   std::vector<float> samples;
   float total = 0;
   while (static_cast<int>(samples.size()) < policy.min_repeats ||
          (total < policy.min_total_ms && static_cast<int>(samples.size()) < policy.max_repeats)) {
-    check_cuda(cudaEventRecord(start), "cudaEventRecord");
-    body();
-    check_cuda(cudaEventRecord(stop), "cudaEventRecord");
-    check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float ms = 0;
-    check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    samples.push_back(ms);
+    const float ms = events.time(run_batch);
+    samples.push_back(ms / static_cast<float>(batch));
     total += ms;
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   std::sort(samples.begin(), samples.end());
   return samples[samples.size() / 2];
 }
@@ -217,8 +296,12 @@ double time_conv(const CudaOpSpec& s, const CudaTimingPolicy& p) {
                                                      CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf, workspace.raw(),
                                                      workspace.bytes()),
               "cudnnFindConvolutionForwardAlgorithmEx");
-  if (returned == 0 || perf[0].status != CUDNN_STATUS_SUCCESS) throw std::runtime_error("no cuDNN algorithm for this convolution");
-  cudnnConvolutionFwdAlgo_t algo = perf[0].algo;
+  // cuDNN's Find times each algorithm once, which at these sizes is mostly
+  // noise: time its three quickest properly and keep the best.
+  std::vector<cudnnConvolutionFwdAlgo_t> candidates;
+  for (int i = 0; i < returned && candidates.size() < 3; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= workspace.bytes()) candidates.push_back(perf[i].algo);
+  if (candidates.empty()) throw std::runtime_error("no cuDNN algorithm for this convolution");
   std::unique_ptr<DeviceBuffer> bias;
   std::unique_ptr<TensorDesc> bias_desc;
   cudnnActivationDescriptor_t act = nullptr;
@@ -236,27 +319,42 @@ double time_conv(const CudaOpSpec& s, const CudaTimingPolicy& p) {
                 "cudnnSetActivationDescriptor");
   }
   const float one = 1, zero = 0;
-  auto run = [&] {
-    if (act && (s.activation == 0 || s.activation == 1)) {
-      // The fused path cuDNN offers (identity activation needs IMPLICIT_PRECOMP_GEMM).
-      cudnnConvolutionFwdAlgo_t fused = s.activation == 0 ? CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM : algo;
-      check_cudnn(cudnnConvolutionBiasActivationForward(dnn, &one, x.d, in.raw(), w, weight.raw(), conv, fused,
-                                                        workspace.raw(), workspace.bytes(), &zero, y_cudnn.d, out.raw(),
-                                                        bias_desc->d, bias->raw(), act, y_cudnn.d, out.raw()),
-                  "cudnnConvolutionBiasActivationForward");
-      return;
-    }
+  // A runtime runs the bias and activation either fused into the convolution
+  // (cuDNN offers that for relu and, with IMPLICIT_PRECOMP_GEMM only, for no
+  // activation) or as kernels after it; it is priced at the quicker.
+  auto separate = [&](cudnnConvolutionFwdAlgo_t algo) {
     check_cudnn(cudnnConvolutionForward(dnn, &one, x.d, in.raw(), w, weight.raw(), conv, algo, workspace.raw(),
                                         workspace.bytes(), &zero, y_cudnn.d, out.raw()),
                 "cudnnConvolutionForward");
     if (s.has_bias) check_cudnn(cudnnAddTensor(dnn, &one, bias_desc->d, bias->raw(), &one, y_cudnn.d, out.raw()), "cudnnAddTensor");
-    if (act) check_cudnn(cudnnActivationForward(dnn, act, &one, y_cudnn.d, out.raw(), &zero, y_cudnn.d, out.raw()), "cudnnActivationForward");
+    if (s.activation)
+      check_cudnn(cudnnActivationForward(dnn, act, &one, y_cudnn.d, out.raw(), &zero, y_cudnn.d, out.raw()),
+                  "cudnnActivationForward");
   };
-  double ms = time_with_events(run, p);
+  auto fused = [&](cudnnConvolutionFwdAlgo_t algo) {
+    check_cudnn(cudnnConvolutionBiasActivationForward(dnn, &one, x.d, in.raw(), w, weight.raw(), conv, algo,
+                                                      workspace.raw(), workspace.bytes(), &zero, y_cudnn.d, out.raw(),
+                                                      bias_desc->d, bias->raw(), act, y_cudnn.d, out.raw()),
+                "cudnnConvolutionBiasActivationForward");
+  };
+  double best = 1e30;
+  std::string failures;
+  auto consider = [&](const std::function<void()>& body) {
+    try {
+      best = std::min(best, time_with_events(body, p));
+    } catch (const std::exception& e) {
+      failures += std::string(failures.empty() ? "" : "; ") + e.what();
+    }
+  };
+  for (cudnnConvolutionFwdAlgo_t algo : candidates) consider([&] { separate(algo); });
+  if (act && s.activation == 1)
+    for (cudnnConvolutionFwdAlgo_t algo : candidates) consider([&] { fused(algo); });
+  if (act && s.activation == 0) consider([&] { fused(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM); });
   if (act) cudnnDestroyActivationDescriptor(act);
   cudnnDestroyConvolutionDescriptor(conv);
   cudnnDestroyFilterDescriptor(w);
-  return ms;
+  if (best >= 1e30) throw std::runtime_error("no way to run this convolution: " + failures);
+  return best;
 }
 
 double time_gemm(const CudaOpSpec& s, const CudaTimingPolicy& p) {
@@ -275,7 +373,7 @@ double time_gemm(const CudaOpSpec& s, const CudaTimingPolicy& p) {
                  "cublasSgemmStridedBatched");
     if (s.activation) {
       int64_t n = s.batch * s.m * s.n;
-      elementwise_kernel<<<grid_for(n), 256>>>(c.f(), nullptr, c.f(), n, 1, 1);
+      elementwise_kernel<<<grid_for(n), 256, 0, stream()>>>(c.f(), nullptr, c.f(), n, 1, 1);
     }
   };
   return time_with_events(run, p);
@@ -414,7 +512,7 @@ double time_transpose(const CudaOpSpec& s, const CudaTimingPolicy& p) {
   }
   int64_t n = product(s.in);
   DeviceBuffer in = floats(n), out = floats(n);
-  return time_with_events([&] { transpose_kernel<<<grid_for(n), 256>>>(in.f(), out.f(), n, args); }, p);
+  return time_with_events([&] { transpose_kernel<<<grid_for(n), 256, 0, stream()>>>(in.f(), out.f(), n, args); }, p);
 }
 
 double time_concat(const CudaOpSpec& s, const CudaTimingPolicy& p) {
@@ -429,7 +527,7 @@ double time_concat(const CudaOpSpec& s, const CudaTimingPolicy& p) {
           float* dst = whole.f() + offset;
           const float* src = parts.f() + offset * s.outer;
           check_cuda(cudaMemcpy2DAsync(dst, static_cast<size_t>(row) * sizeof(float), src, width, width,
-                                       static_cast<size_t>(s.outer), cudaMemcpyDeviceToDevice),
+                                       static_cast<size_t>(s.outer), cudaMemcpyDeviceToDevice, stream()),
                      "cudaMemcpy2DAsync");
           offset += piece;
         }
@@ -443,7 +541,7 @@ double time_elementwise(const CudaOpSpec& s, const CudaTimingPolicy& p) {
   if (s.num_inputs > 1) b = std::make_unique<DeviceBuffer>(static_cast<size_t>(s.numel) * sizeof(float));
   return time_with_events(
       [&] {
-        elementwise_kernel<<<grid_for(s.numel), 256>>>(a.f(), b ? b->f() : nullptr, out.f(), s.numel, s.numel,
+        elementwise_kernel<<<grid_for(s.numel), 256, 0, stream()>>>(a.f(), b ? b->f() : nullptr, out.f(), s.numel, s.numel,
                                                        s.flops_per_element);
       },
       p);
@@ -452,12 +550,12 @@ double time_elementwise(const CudaOpSpec& s, const CudaTimingPolicy& p) {
 double time_layer_norm(const CudaOpSpec& s, const CudaTimingPolicy& p) {
   DeviceBuffer in = floats(s.rows * s.cols), out = floats(s.rows * s.cols);
   return time_with_events(
-      [&] { layer_norm_kernel<<<static_cast<unsigned>(s.rows), 256>>>(in.f(), out.f(), s.cols, 1e-5f); }, p);
+      [&] { layer_norm_kernel<<<static_cast<unsigned>(s.rows), 256, 0, stream()>>>(in.f(), out.f(), s.cols, 1e-5f); }, p);
 }
 
 }  // namespace
 
-std::string cuda_device_fingerprint() {
+std::string cuda_device_fingerprint(CudaTimingMethod method) {
   handles();  // throws when there is no GPU
   int device = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
@@ -469,7 +567,8 @@ std::string cuda_device_fingerprint() {
   cublasGetVersion(handles().blas, &blas);
   return std::string("gpu=") + prop.name + "; sm=" + std::to_string(prop.major) + "." + std::to_string(prop.minor) +
          "; cuda=" + std::to_string(runtime) + "; cudnn=" + std::to_string(cudnnGetVersion()) +
-         "; cublas=" + std::to_string(blas) + "; timer=cudnn-1";
+         "; cublas=" + std::to_string(blas) + "; timer=cudnn-2" +
+         (method == CudaTimingMethod::kGraph ? "; method=graph" : "");
 }
 
 double cuda_time_op(const CudaOpSpec& spec, const CudaTimingPolicy& policy) {

@@ -33,18 +33,35 @@ const std::vector<Field>& fields() {
       {"fp32_tflops", &GpuDevice::fp32_tflops, 0.1, 10000, "FP32 peak in TFLOP/s"},
       {"tf32_tflops", &GpuDevice::tf32_tflops, 0, 100000, "dense TF32 tensor-core peak in TFLOP/s (0: none)"},
       {"memory_bandwidth_gbs", &GpuDevice::memory_bandwidth_gbs, 10, 1e6, "memory bandwidth in GB/s"},
+      {"l2_cache_mb", &GpuDevice::l2_cache_mb, 0, 1e5, "L2 cache in MB (0: not modelled)"},
       {"launch_overhead_us", &GpuDevice::launch_overhead_us, 0, 1000, "per-kernel overhead in microseconds"},
       {"cta_overhead_cycles", &GpuDevice::cta_overhead_cycles, 0, 1e7, "per-thread-block overhead in cycles"},
       {"gemm_efficiency", &GpuDevice::gemm_efficiency, 1e-3, 1, "fraction of the FP32 peak"},
+      {"tile_load_cost", &GpuDevice::tile_load_cost, 1, 1024, "FMAs' time per operand element a tile loads"},
       {"conv_efficiency", &GpuDevice::conv_efficiency, 1e-3, 1, "fraction of the convolution peak"},
+      {"conv_odd_kernel_efficiency", &GpuDevice::conv_odd_kernel_efficiency, 1e-3, 1,
+       "factor on conv_efficiency for kernels other than 1x1 and 3x3"},
+      {"conv_grouped_efficiency", &GpuDevice::conv_grouped_efficiency, 1e-3, 1, "factor on conv_efficiency for grouped convs"},
+      {"conv_unaligned_efficiency", &GpuDevice::conv_unaligned_efficiency, 1e-3, 1,
+       "factor on conv_efficiency for 1x1 convs whose H*W is not a multiple of 4"},
+      {"direct_conv_efficiency", &GpuDevice::direct_conv_efficiency, 1e-3, 1,
+       "fraction of the FP32 peak of depthwise and narrow grouped convs"},
+      {"fused_conv_efficiency", &GpuDevice::fused_conv_efficiency, 1e-3, 1,
+       "factor on a conv's efficiency when its bias and relu are fused into it"},
       {"memory_efficiency", &GpuDevice::memory_efficiency, 1e-3, 1, "fraction of the memory bandwidth"},
+      {"l2_bandwidth_factor", &GpuDevice::l2_bandwidth_factor, 1, 20, "streaming speed-up when the bytes fit in L2"},
+      {"copy_overhead_us", &GpuDevice::copy_overhead_us, 0, 1000, "per-copy overhead in microseconds"},
       {"uncoalesced_read_factor", &GpuDevice::uncoalesced_read_factor, 1, 64, "cost multiplier of scattered reads"},
   };
   return list;
 }
 
-const char* kEfficiencyKeys[] = {"launch_overhead_us", "cta_overhead_cycles", "gemm_efficiency",
-                                 "conv_efficiency",    "memory_efficiency",   "uncoalesced_read_factor"};
+const char* kEfficiencyKeys[] = {"launch_overhead_us",         "cta_overhead_cycles",     "tile_load_cost",
+                                 "gemm_efficiency",
+                                 "conv_efficiency",            "conv_odd_kernel_efficiency", "conv_grouped_efficiency",
+                                 "conv_unaligned_efficiency",
+                                 "direct_conv_efficiency",     "fused_conv_efficiency",   "memory_efficiency",
+                                 "l2_bandwidth_factor",        "copy_overhead_us",        "uncoalesced_read_factor"};
 
 double number(const YAML::Node& root, const std::string& key, const std::string& path, double min, double max,
               const char* what) {

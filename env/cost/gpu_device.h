@@ -20,12 +20,31 @@ struct GpuDevice {
   double fp32_tflops = 0;
   double tf32_tflops = 0;  // dense tensor-core TF32; 0 where the GPU has none
   double memory_bandwidth_gbs = 0;
+  double l2_cache_mb = 0;  // operands that fit are served from L2 when warm
   // Efficiency parameters (fitted where a measured table exists).
   double launch_overhead_us = 0;
   double cta_overhead_cycles = 0;
   double gemm_efficiency = 0;
+  // What one operand element loaded per k-step costs, in FMAs' time
+  // (shared-memory traffic of a register-tiled kernel): small tiles pay more.
+  double tile_load_cost = 16;
   double conv_efficiency = 0;
+  // Multiplies conv_efficiency for kernels other than 1x1 and 3x3 (cuDNN's
+  // tuned shapes), and again for grouped convs.
+  double conv_odd_kernel_efficiency = 1;
+  double conv_grouped_efficiency = 1;
+  // Multiplies it for 1x1 convs whose H*W is not a multiple of 4 (no vector loads).
+  double conv_unaligned_efficiency = 1;
+  // Fraction of the FP32 peak a direct (depthwise, narrow grouped) conv sustains.
+  double direct_conv_efficiency = 1;
+  // Multiplies a conv's efficiency when cuDNN fuses its bias and relu into it.
+  double fused_conv_efficiency = 1;
   double memory_efficiency = 0;
+  // How much faster than HBM a kernel streams when its bytes fit in L2 (an
+  // op timed back to back, or reading what the op before it wrote).
+  double l2_bandwidth_factor = 1;
+  // A Concat's piece is a cudaMemcpy2D, cheaper to issue than a kernel.
+  double copy_overhead_us = 0;
   double uncoalesced_read_factor = 1;
 
   bool has_tf32() const { return tf32_tflops > 0; }

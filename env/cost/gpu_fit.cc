@@ -37,7 +37,8 @@ double loss(const GpuDevice& d, const std::vector<const GpuSample*>& fit) {
 struct Range {
   double min, max;
 };
-const Range kRanges[] = {{0.05, 1000}, {1, 1e7}, {1e-3, 1}, {1e-3, 1}, {1e-3, 1}, {1, 64}};
+const Range kRanges[] = {{0.05, 1000}, {1, 1e7},   {1, 1024}, {1e-3, 1}, {1e-3, 1}, {1e-3, 1}, {1e-3, 1},
+                         {1e-3, 1},    {1e-3, 1}, {1e-3, 1}, {1e-3, 1}, {1, 20}, {0.05, 1000}, {1, 64}};
 
 }  // namespace
 
@@ -103,6 +104,8 @@ GpuDevice fit_gpu_device(const GpuDevice& start, const std::vector<GpuSample>& s
     throw UsageError("fitting a GPU profile needs at least 10 timed configurations outside the held-out fifth, got " +
                      std::to_string(fit.size()));
   GpuDevice best = start;
+  if (gpu_efficiency_parameters(best).size() != std::size(kRanges))
+    throw std::logic_error("gpu_fit.cc: kRanges does not list every efficiency parameter of gpu_device.cc");
   double best_loss = loss(best, fit);
   double step = 2.0;
   for (int round = 1; round <= 200 && step > 1.002; ++round) {

@@ -22,12 +22,19 @@ constexpr int kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
 constexpr int64_t kMinSplitSlice = 64;
 // Kernels step through K in slices of this many (MMA and SGEMM inner loops).
 constexpr int64_t kStepK = 8;
-// Operand loads per k-step cost about this many FMAs' time per element
-// (shared-memory traffic of a register-tiled kernel).
-constexpr double kTileLoadCost = 16;
 // Below this many output columns per group, cuDNN runs a direct kernel
 // (depthwise and narrow grouped convolutions), not an implicit GEMM.
 constexpr int64_t kMinGemmColumns = 8;
+// Grouped convs with fewer output channels per group than this (ResNeXt's
+// 32 groups of 4 to 32) ran on the H100 at one rate per FLOP whatever their
+// shape, as direct kernels do (configs/gpu/measurements/).
+constexpr int64_t kMinGroupedGemmColumns = 64;
+
+// cuDNN's forward implicit-GEMM kernels walk the whole reduction in one
+// thread block: a conv with few output tiles and a deep K (a 3x3 conv over
+// 512 channels at 7x7) leaves the GPU idle, where cuBLAS would split K. A
+// 1x1 conv is a plain GEMM, and split like one.
+constexpr int kConvMaxSplitK = 1;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -45,12 +52,16 @@ double numel(const std::vector<int64_t>& dims) {
   return n;
 }
 
-double tile_load_ratio(int m, int n) {
+double tile_load_ratio(int m, int n, double load_cost) {
   const double area = static_cast<double>(m) * n;
-  return area / (area + kTileLoadCost * (m + n));
+  return area / (area + load_cost * (m + n));
 }
 
-double bytes_per_us(const GpuDevice& d) { return d.memory_bandwidth_gbs * 1e3 * d.memory_efficiency; }
+// HBM's sustained rate, or L2's when the kernel's bytes fit there.
+double bytes_per_us(const GpuDevice& d, double bytes) {
+  const bool in_l2 = d.l2_cache_mb > 0 && bytes <= d.l2_cache_mb * 1e6;
+  return d.memory_bandwidth_gbs * 1e3 * d.memory_efficiency * (in_l2 ? d.l2_bandwidth_factor : 1);
+}
 double fp32_flops_per_us(const GpuDevice& d) { return d.fp32_tflops * 1e6 * d.gemm_efficiency; }
 
 // A kernel of `blocks` thread blocks moving `bytes` and doing `flops`.
@@ -69,10 +80,9 @@ int64_t cudnn_window_output(int64_t in, int64_t kernel, int64_t stride, int64_t 
   return std::max<int64_t>(1, (in + 2 * pad - dilation * (kernel - 1) - 1) / std::max<int64_t>(1, stride) + 1);
 }
 
-bool conv_fuses_bias_activation(const CudaOpSpec& s) {
-  // cuDNN's ConvolutionBiasActivationForward takes identity and relu.
-  return (s.has_bias || s.activation != 0) && (s.activation == 0 || s.activation == 1);
-}
+// cuDNN's ConvolutionBiasActivationForward fuses relu (identity only with
+// one slow algorithm, which the timer measured no quicker than a separate add).
+bool conv_fuses_relu(const CudaOpSpec& s) { return s.activation == 1; }
 
 double conv_us(const GpuDevice& d, const CudaOpSpec& s) {
   // in [N, C, H, W], weight [O, C/g, kh, kw], out [N, O, OH, OW] as cuDNN sizes it.
@@ -90,20 +100,38 @@ double conv_us(const GpuDevice& d, const CudaOpSpec& s) {
   p.k = s.in2[1] * s.in2[2] * s.in2[3];
   p.bytes = 4 * (numel(s.in) + numel(s.in2) + out_elements);
   double us = 0;
-  if (p.n < kMinGemmColumns) {
+  GemmProblem fused_problem;
+  if (p.n < kMinGemmColumns || (g > 1 && p.n < kMinGroupedGemmColumns)) {
     const double flops = 2.0 * static_cast<double>(p.batch * p.m) * static_cast<double>(p.n * p.k);
-    us = memory_kernel_us(d, p.bytes, flops);
+    us = std::max(p.bytes / bytes_per_us(d, p.bytes), flops / (d.fp32_tflops * 1e6 * d.direct_conv_efficiency));
   } else {
     p.tensor_cores = d.has_tf32();
-    p.efficiency = d.conv_efficiency;
+    // cuDNN's tuned kernels are for 1x1 and 3x3 windows; other windows
+    // (1x7, 5x5, 7x7) and grouped convs run slower generic ones (measured:
+    // configs/gpu/measurements/).
+    const bool pointwise = s.in2[2] == 1 && s.in2[3] == 1 && at(s.strides, 0, 1) == 1 && at(s.strides, 1, 1) == 1;
+    const bool tuned_window = pointwise || (s.in2[2] == 3 && s.in2[3] == 3);
+    if (!pointwise) p.max_split_k = kConvMaxSplitK;
+    // A 1x1 conv reads its input as a [C, H*W] matrix; when H*W is not a
+    // multiple of 4 floats its rows are not 16-byte aligned and the kernel
+    // cannot use vector loads (35x35, 17x17 maps in Inception).
+    const bool unaligned = pointwise && (s.in[2] * s.in[3]) % 4 != 0;
+    p.efficiency = d.conv_efficiency * (tuned_window ? 1 : d.conv_odd_kernel_efficiency) *
+                   (g > 1 ? d.conv_grouped_efficiency : 1) * (unaligned ? d.conv_unaligned_efficiency : 1);
     us = plan_gemm(d, p).us;
+    fused_problem = p;
   }
-  // Bias and activation: fused into the conv for none/relu, separate kernels otherwise.
-  if (!conv_fuses_bias_activation(s)) {
-    if (s.has_bias) us += streaming_us(d, out_elements, 1);
-    if (s.activation != 0) us += streaming_us(d, out_elements, 1);
+  // Bias and activation: kernels after the conv, or, for relu, cuDNN's fused
+  // conv-bias-relu (one kernel with its own efficiency); the timer keeps
+  // the quicker, and so does the model.
+  double separate = us;
+  if (s.has_bias) separate += d.launch_overhead_us + streaming_us(d, out_elements, 1);
+  if (s.activation != 0) separate += d.launch_overhead_us + streaming_us(d, out_elements, 1);
+  if (conv_fuses_relu(s) && fused_problem.m > 0) {
+    fused_problem.efficiency *= d.fused_conv_efficiency;
+    return std::min(separate, plan_gemm(d, fused_problem).us);
   }
-  return us;
+  return separate;
 }
 
 double gemm_us(const GpuDevice& d, const CudaOpSpec& s) {
@@ -117,7 +145,11 @@ double gemm_us(const GpuDevice& d, const CudaOpSpec& s) {
   p.bytes = 4 * ((s.a_broadcast ? 1 : b) * static_cast<double>(s.m * s.k) +
                  (s.b_broadcast ? 1 : b) * static_cast<double>(s.k * s.n) +
                  b * static_cast<double>(s.m * s.n) * (s.has_bias ? 2 : 1));
-  double us = plan_gemm(d, p).us;
+  // A product with one row or one column is a matrix-vector product: cuBLAS
+  // runs GEMV, which streams the matrix at the memory's rate, no tiles.
+  const bool matrix_vector = s.m == 1 || s.n == 1;
+  double us = matrix_vector ? memory_kernel_us(d, p.bytes, 2.0 * b * static_cast<double>(s.m * s.n * s.k))
+                            : plan_gemm(d, p).us;
   if (s.activation != 0) us += streaming_us(d, b * static_cast<double>(s.m * s.n), 1);
   return us;
 }
@@ -141,17 +173,19 @@ double transpose_us(const GpuDevice& d, const CudaOpSpec& s) {
 
 }  // namespace
 
-double tile_efficiency(int tile_m, int tile_n) { return tile_load_ratio(tile_m, tile_n) / tile_load_ratio(128, 128); }
+double tile_efficiency(int tile_m, int tile_n, double load_cost) {
+  return tile_load_ratio(tile_m, tile_n, load_cost) / tile_load_ratio(128, 128, load_cost);
+}
 
 double memory_kernel_us(const GpuDevice& device, double bytes, double flops) {
-  return std::max(bytes / bytes_per_us(device), flops / fp32_flops_per_us(device));
+  return std::max(bytes / bytes_per_us(device, bytes), flops / fp32_flops_per_us(device));
 }
 
 GemmPlan plan_gemm(const GpuDevice& d, const GemmProblem& p) {
   const bool tensor = p.tensor_cores && d.has_tf32();
   const double sm_flops_per_us = (tensor ? d.tf32_tflops : d.fp32_tflops) * 1e6 / d.sm_count;
   const double cta_overhead_us = d.cta_overhead_cycles / d.boost_clock_mhz;
-  const double memory_us = p.bytes / bytes_per_us(d);
+  const double memory_us = p.bytes / bytes_per_us(d, p.bytes);
   const int64_t k = std::max<int64_t>(1, p.k);
   GemmPlan best;
   if (p.m <= 0 || p.n <= 0 || p.batch <= 0) return best;  // nothing to compute
@@ -159,8 +193,9 @@ GemmPlan plan_gemm(const GpuDevice& d, const GemmProblem& p) {
   auto consider = [&](Tile t) {
     const int64_t tiles = ceil_div(std::max<int64_t>(1, p.m), t.m) * ceil_div(std::max<int64_t>(1, p.n), t.n) *
                           std::max<int64_t>(1, p.batch);
-    const double efficiency = std::clamp(p.efficiency * tile_efficiency(t.m, t.n), 1e-3, 1.0);
+    const double efficiency = std::clamp(p.efficiency * tile_efficiency(t.m, t.n, d.tile_load_cost), 1e-3, 1.0);
     for (int split : kSplits) {
+      if (split > p.max_split_k) break;
       const int64_t slice = ceil_div(ceil_div(k, split), kStepK) * kStepK;
       if (split > 1 && slice < kMinSplitSlice) break;
       GemmPlan plan;
@@ -172,7 +207,8 @@ GemmPlan plan_gemm(const GpuDevice& d, const GemmProblem& p) {
       const double cta_us = 2.0 * t.m * t.n * static_cast<double>(slice) / (sm_flops_per_us * efficiency) + cta_overhead_us;
       plan.compute_us = static_cast<double>(plan.waves) * cta_us;
       // Split-K's partial tiles are written by the main kernel and read back.
-      plan.memory_us = memory_us + (split > 1 ? 4.0 * static_cast<double>(p.batch * p.m * p.n) * split / bytes_per_us(d) : 0);
+      const double partial_bytes = 4.0 * static_cast<double>(p.batch * p.m * p.n) * split;
+      plan.memory_us = memory_us + (split > 1 ? partial_bytes / bytes_per_us(d, partial_bytes) : 0);
       // Split-K partial sums: each split writes its tile, one more kernel adds them.
       if (split > 1)
         plan.reduction_us = d.launch_overhead_us +
@@ -190,12 +226,9 @@ GemmPlan plan_gemm(const GpuDevice& d, const GemmProblem& p) {
 
 int gpu_spec_kernels(const CudaOpSpec& s) {
   switch (s.kind) {
-    case CudaOpKind::Conv: {
-      const bool fused = conv_fuses_bias_activation(s);
-      return 1 + (!fused && s.has_bias) + (!fused && s.activation != 0);
-    }
+    case CudaOpKind::Conv: return 1;  // the bias and activation kernels are priced in conv_us
     case CudaOpKind::Gemm: return 1 + (s.activation != 0);
-    case CudaOpKind::Concat: return static_cast<int>(s.piece_inner.size());
+    case CudaOpKind::Concat: return 0;  // its copies pay copy_overhead_us in the body
     default: return 1;
   }
 }
@@ -229,7 +262,8 @@ double gpu_spec_time_us(const GpuDevice& d, const CudaOpSpec& s) {
       break;
     case CudaOpKind::Transpose: body = transpose_us(d, s); break;
     case CudaOpKind::Concat:
-      for (int64_t piece : s.piece_inner) body += streaming_us(d, static_cast<double>(s.outer * piece), 1, 0);
+      for (int64_t piece : s.piece_inner)
+        body += d.copy_overhead_us + streaming_us(d, static_cast<double>(s.outer * piece), 1, 0);
       break;
     case CudaOpKind::Elementwise:
       body = streaming_us(d, static_cast<double>(s.numel), s.num_inputs, s.flops_per_element);

@@ -15,10 +15,11 @@
 //                 CTA time = 2 tm tn k_chunk / (SM rate x tile efficiency) + CTA overhead
 //   other ops:    launch + max(bytes / bandwidth, flops / FP32 rate), per kernel
 //
-// The kernels per op follow the timer: a conv with bias and relu is one
-// fused cuDNN call, a GEMM with an activation is cuBLAS plus an elementwise
-// kernel, a Concat is one copy per piece (a Split, views of its input, is
-// free: gpu_cost_model.h).
+// The kernels per op follow the timer: a conv with a bias and an activation
+// is the conv and a kernel for each after it, or for relu one fused kernel,
+// whichever is quicker; a GEMM with an activation is cuBLAS plus an
+// elementwise kernel; a Concat is one copy per piece (a Split, views of its
+// input, is free: gpu_cost_model.h).
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,7 @@ struct GemmProblem {
   bool tensor_cores = false;  // TF32 tensor-core tiles (cuDNN convs on Ampere and later)
   double efficiency = 1;      // the device's gemm or conv efficiency
   double bytes = 0;           // operands and result, for the memory bound
+  int max_split_k = 32;       // the largest split-K the library uses for it
 };
 
 // How the model runs one GEMM: the library's choice of tile and split.
@@ -47,14 +49,17 @@ struct GemmPlan {
 // The fastest tile and split-K for `p` on `device`.
 GemmPlan plan_gemm(const GpuDevice& device, const GemmProblem& p);
 // A tile's efficiency relative to the 128x128 tile the gemm/conv efficiency
-// is quoted for: operand loads per FMA fall as (tm + tn) / (tm tn).
-double tile_efficiency(int tile_m, int tile_n);
+// is quoted for: operand loads per FMA fall as (tm + tn) / (tm tn), and each
+// costs `load_cost` FMAs' time (GpuDevice::tile_load_cost).
+double tile_efficiency(int tile_m, int tile_n, double load_cost);
 // A streaming kernel moving `bytes` and doing `flops` (no launch).
 double memory_kernel_us(const GpuDevice& device, double bytes, double flops);
 
 // Microseconds the timer's kernels for `spec` take, launches included.
 double gpu_spec_time_us(const GpuDevice& device, const CudaOpSpec& spec);
-// The kernels the timer launches for `spec` (each pays the launch overhead).
+// The kernels the timer launches for `spec` that pay the launch overhead
+// outside the op's body (a conv's bias and activation kernels, which may be
+// fused, are priced in its body).
 int gpu_spec_kernels(const CudaOpSpec& spec);
 
 }  // namespace graphworld

@@ -21,6 +21,12 @@ namespace graphworld {
 
 enum class ConstantFill : int64_t { Value = 0, Identity = 1 };
 
+// The most elements a constant a rewrite creates may have (64 MiB of
+// float32; an identity up to [4096, 4096]). An identity grows as the square
+// of its width: for a [1, 16777216] tensor it would be 2^48 elements, so the
+// matcher offers no match that needs a larger constant (rule_matcher.h).
+constexpr int64_t kMaxRuleConstantElements = int64_t{1} << 24;
+
 // The constant's shape, after checking that its fill suits it; throws
 // GraphError naming `where` otherwise (an identity of shape [2, 3]).
 Shape rule_constant_shape(const Attributes& attrs, const std::string& where);

@@ -238,7 +238,14 @@ struct RuleMatcher::Search {
       for (const PatternOp& top : rule.target) {
         Attributes attrs = evaluate_attrs(top, st.binding);
         if (top.type == OpType::Weight) {
-          infos.push_back({TensorInfo{DType::Float32, rule_constant_shape(attrs, "target")}});
+          const Shape shape = rule_constant_shape(attrs, "target");
+          int64_t elements = 1;
+          for (int64_t d : shape) {
+            if (d > 0 && elements > kMaxRuleConstantElements / d) return false;
+            elements *= d;
+          }
+          if (elements > kMaxRuleConstantElements) return false;
+          infos.push_back({TensorInfo{DType::Float32, shape}});
           continue;
         }
         std::vector<TensorInfo> in;

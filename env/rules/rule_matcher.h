@@ -6,7 +6,9 @@
 // parameter admissions and constraints all agree; the matched ops' outputs
 // that the rule does not map are used by no op outside the match; the target
 // builds with the same output shapes; and (for rules with several outputs)
-// the rewrite would not create a cycle. Add and Mul match either input order.
+// the rewrite would not create a cycle; and no constant the target creates
+// exceeds kMaxRuleConstantElements (rule_constant.h). Add and Mul match
+// either input order.
 //
 // Search anchors on one pattern op and grows the match along the pattern's
 // edges (to producers, to consumers, and through shared variables); a part

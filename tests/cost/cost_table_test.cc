@@ -96,7 +96,13 @@ TEST(CostTable, ADamagedOrForeignFileIsRefusedNamingIt) {
   ASSERT_NE(tab, std::string::npos);
   text[tab - 1] = text[tab - 1] == '1' ? '2' : '1';
   std::ofstream(edited) << text;
+  std::filesystem::remove(edited + ".lock");  // left by the writer
   EXPECT_THROW(read_cost_table(edited), FormatError);
+  // A table is an input: reading it, damaged or not, neither moves it aside
+  // nor leaves a lock file beside it (a shipped table may be read-only).
+  EXPECT_TRUE(std::filesystem::exists(edited));
+  EXPECT_FALSE(std::filesystem::exists(edited + ".corrupt"));
+  EXPECT_FALSE(std::filesystem::exists(edited + ".lock"));
 }
 
 }  // namespace

@@ -59,11 +59,13 @@ CudaOpSpec gemm_spec(int64_t m, int64_t n, int64_t k) {
 }
 
 TEST(GpuKernelModel, TileEfficiencyByHand) {
-  EXPECT_DOUBLE_EQ(tile_efficiency(128, 128), 1.0);
+  EXPECT_DOUBLE_EQ(tile_efficiency(128, 128, 16), 1.0);
   // 64x64: 4096 / (4096 + 16 * 128) = 2/3, against 16384 / (16384 + 16 * 256) = 0.8.
-  EXPECT_NEAR(tile_efficiency(64, 64), (2.0 / 3.0) / 0.8, 1e-12);
-  EXPECT_LT(tile_efficiency(32, 32), tile_efficiency(64, 32));
-  EXPECT_GT(tile_efficiency(256, 128), 1.0);
+  EXPECT_NEAR(tile_efficiency(64, 64, 16), (2.0 / 3.0) / 0.8, 1e-12);
+  // With loads at 64: 4096 / (4096 + 64 * 128) = 1/3, against 16384 / (16384 + 64 * 256) = 1/2.
+  EXPECT_NEAR(tile_efficiency(64, 64, 64), (1.0 / 3.0) / 0.5, 1e-12);
+  EXPECT_LT(tile_efficiency(32, 32, 16), tile_efficiency(64, 32, 16));
+  EXPECT_GT(tile_efficiency(256, 128, 16), 1.0);
 }
 
 TEST(GpuKernelModel, GemmPlanByHand) {
@@ -128,9 +130,14 @@ TEST(GpuKernelModel, LaunchesFollowTheTimersKernels) {
   split.kind = CudaOpKind::Concat;
   split.outer = 64;
   split.piece_inner = {1024, 1024, 1024};
-  EXPECT_EQ(gpu_spec_kernels(split), 3);  // the timer copies each piece
-  split.piece_inner.clear();
+  // The timer copies each piece with a cudaMemcpy2D, which pays the copy
+  // overhead, not a kernel launch.
   EXPECT_EQ(gpu_spec_kernels(split), 0);
+  GpuDevice dearer_copies = d;
+  dearer_copies.copy_overhead_us += 1;
+  EXPECT_NEAR(gpu_spec_time_us(dearer_copies, split) - gpu_spec_time_us(d, split), 3.0, 1e-9);
+  split.piece_inner.clear();
+  EXPECT_EQ(gpu_spec_time_us(d, split), 0.0);
   CudaOpSpec activated = gemm_spec(64, 64, 64);
   activated.activation = 1;
   EXPECT_EQ(gpu_spec_kernels(activated), 2);
@@ -141,9 +148,68 @@ TEST(GpuKernelModel, LaunchesFollowTheTimersKernels) {
   conv.out = {1, 64, 56, 56};
   conv.has_bias = true;
   conv.activation = 1;
-  EXPECT_EQ(gpu_spec_kernels(conv), 1);  // cuDNN's fused bias + relu
+  // One launch outside the body: the bias and activation kernels after the
+  // conv, or the fused conv-bias-relu, are priced in the body, which takes
+  // the quicker.
+  EXPECT_EQ(gpu_spec_kernels(conv), 1);
+  GpuDevice no_fusion = d;
+  no_fusion.fused_conv_efficiency = 1e-3;
+  CudaOpSpec bare = conv;
+  bare.has_bias = false;
+  bare.activation = 0;
+  const double separate = gpu_spec_time_us(no_fusion, conv);
+  EXPECT_NEAR(separate - gpu_spec_time_us(d, bare), 2 * d.launch_overhead_us, d.launch_overhead_us)
+      << "a bias and a relu after the conv are two kernels";
+  GpuDevice free_fusion = d;
+  free_fusion.fused_conv_efficiency = 1;
+  EXPECT_NEAR(gpu_spec_time_us(free_fusion, conv), gpu_spec_time_us(free_fusion, bare), 1e-9)
+      << "fused at the conv's own efficiency, the bias and relu cost nothing";
   conv.activation = 2;
-  EXPECT_EQ(gpu_spec_kernels(conv), 3);  // sigmoid is not fused: conv, bias, activation
+  EXPECT_NEAR(gpu_spec_time_us(free_fusion, conv), gpu_spec_time_us(no_fusion, conv), 1e-9)
+      << "sigmoid is not fused";
+}
+
+// Generic windows, groups and depthwise convs are priced by their own
+// efficiencies: each makes its convs slower and no other.
+TEST(GpuKernelModel, OddWindowsGroupsAndDepthwiseConvsHaveTheirOwnEfficiencies) {
+  const GpuDevice d = load_gpu_device("h100-sxm");
+  auto conv = [](int64_t channels, int64_t groups, int64_t kh, int64_t kw) {
+    CudaOpSpec s;
+    s.kind = CudaOpKind::Conv;
+    s.in = {1, channels, 56, 56};
+    s.in2 = {channels, channels / groups, kh, kw};
+    s.pads = {kh / 2, kw / 2};
+    s.strides = {1, 1};
+    s.dilations = {1, 1};
+    s.groups = groups;
+    s.out = {1, channels, 56, 56};
+    return s;
+  };
+  const CudaOpSpec square = conv(256, 1, 3, 3), odd = conv(256, 1, 1, 7), grouped = conv(256, 4, 3, 3),
+                   depthwise = conv(256, 256, 3, 3);
+  GpuDevice slower_odd = d, slower_groups = d, slower_direct = d;
+  slower_odd.conv_odd_kernel_efficiency /= 4;
+  slower_groups.conv_grouped_efficiency /= 4;
+  slower_direct.direct_conv_efficiency /= 4;
+  EXPECT_GT(gpu_spec_time_us(slower_odd, odd), gpu_spec_time_us(d, odd));
+  EXPECT_EQ(gpu_spec_time_us(slower_odd, square), gpu_spec_time_us(d, square));
+  EXPECT_GT(gpu_spec_time_us(slower_groups, grouped), gpu_spec_time_us(d, grouped));
+  EXPECT_EQ(gpu_spec_time_us(slower_groups, square), gpu_spec_time_us(d, square));
+  EXPECT_GT(gpu_spec_time_us(slower_direct, depthwise), gpu_spec_time_us(d, depthwise));
+  EXPECT_EQ(gpu_spec_time_us(slower_direct, grouped), gpu_spec_time_us(d, grouped));
+}
+
+// A kernel whose bytes fit in L2 streams at l2_bandwidth_factor times HBM's
+// rate; one past it at HBM's.
+TEST(GpuKernelModel, BytesThatFitInL2StreamFaster) {
+  GpuDevice d = load_gpu_device("h100-sxm");
+  d.l2_bandwidth_factor = 2;
+  const double hbm_bytes_per_us = d.memory_bandwidth_gbs * 1e3 * d.memory_efficiency;
+  const double small = 1e6, large = 2 * d.l2_cache_mb * 1e6;
+  EXPECT_NEAR(memory_kernel_us(d, small, 0), small / hbm_bytes_per_us / 2, 1e-12);
+  EXPECT_NEAR(memory_kernel_us(d, large, 0), large / hbm_bytes_per_us, 1e-9);
+  d.l2_cache_mb = 0;  // not modelled
+  EXPECT_NEAR(memory_kernel_us(d, small, 0), small / hbm_bytes_per_us, 1e-12);
 }
 
 TEST(GpuKernelModel, TransposesThatMoveTheInnermostAxisReadScattered) {

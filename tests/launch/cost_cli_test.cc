@@ -5,6 +5,7 @@
 #include <fstream>
 #include <regex>
 
+#include "common/atomic_file.h"
 #include "tests/launch/cli_test_support.h"
 
 namespace graphworld {
@@ -111,8 +112,8 @@ TEST(CostCli, BadCostModelsAreClearErrors) {
 }
 
 // The gpu cost model on a machine without a GPU: a named GPU, priced by
-// the model (no table is shipped yet) or by a table given, its counts in
-// the JSON, and clear errors.
+// the model, by a table given or by the table shipped for it, its counts
+// in the JSON, and clear errors.
 TEST(CostCli, GpuPricesANamedGpuWithoutOne) {
   std::string out;
   ASSERT_EQ(gw("cost bert --cost gpu --gpu-table none --json", &out), 0) << out;
@@ -138,6 +139,26 @@ TEST(CostCli, GpuPricesANamedGpuWithoutOne) {
   EXPECT_EQ(json_int(tabled, "table_hits"), 1) << tabled;
   EXPECT_EQ(json_int(tabled, "model_fallbacks"), json_int(h100, "model_fallbacks") - 1) << tabled;
 
+  // A new measurement replaces the table; it is not merged, nor set aside as corrupt.
+  {
+    std::ofstream timings(dir + "/timings2.tsv");
+    timings << "fingerprint gpu=NVIDIA H100 80GB HBM3; sm=9.0; timer=cudnn-2; method=graph\n"
+            << "0.125\tSoftmax(axis=-1) f32[1,16,64,64]\n";
+  }
+  ASSERT_EQ(gw("cost import-gpu-times " + dir + "/timings2.tsv -o " + dir + "/h100.table", &out), 0) << out;
+  EXPECT_NE(out.find("replacing " + dir + "/h100.table (the table measured by gpu=NVIDIA H100 80GB HBM3; sm=9.0; "
+                     "timer=cudnn-1)"),
+            std::string::npos)
+      << out;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/h100.table.corrupt"));
+  EXPECT_NE(read_file(dir + "/h100.table").find("timer=cudnn-2; method=graph"), std::string::npos);
+
+  // The H100's measured table ships in configs/gpu/ and is priced from by default.
+  ASSERT_EQ(gw("cost bert --cost gpu --json", &out), 0) << out;
+  const std::string shipped = json_line(out);
+  EXPECT_EQ(json_int(shipped, "table_hits"), json_int(shipped, "distinct_configurations")) << shipped;
+  EXPECT_EQ(json_int(shipped, "model_fallbacks"), 0) << shipped;
+
   EXPECT_EQ(gw("cost bert --gpu a100-sxm", &out), 2);
   EXPECT_NE(out.find("add --cost gpu"), std::string::npos) << out;
   EXPECT_EQ(gw("cost bert --cost gpu --gpu b200", &out), 2);
@@ -162,6 +183,25 @@ TEST(CostCli, GpuConfigListAndFitRunAsAUserRunsThem) {
   EXPECT_GT(lines, 20u);
   EXPECT_EQ(gw("cost fit-gpu " + dir + "/configs.list", &out), 2);
   EXPECT_NE(out.find("--list"), std::string::npos) << out;
+
+  // The shipped H100 table fitted, as configs/gpu/README.md says, with each
+  // configuration's measured and fitted time written out.
+  const std::string gpu_dir = testing::source_dir() + "/configs/gpu";
+  ASSERT_EQ(gw("cost fit-gpu " + gpu_dir + "/h100-sxm.table --list " + gpu_dir +
+                   "/measurements/h100-sxm-2026-11-27/configs.list --gpu h100-sxm -o " + dir +
+                   "/h100-fitted.yaml --residuals " + dir + "/residuals.tsv --json",
+               &out),
+            0)
+      << out;
+  const std::string fit = json_line(out);
+  EXPECT_LT(json_number(fit.substr(fit.find("held_out_fitted")), "median_relative_error"), 0.25) << fit;
+  std::ifstream residuals(dir + "/residuals.tsv");
+  ASSERT_TRUE(std::getline(residuals, line));
+  EXPECT_EQ(line, "op_type\theld_out\tmeasured_ms\tpredicted_ms\tkey");
+  lines = 0;
+  while (std::getline(residuals, line)) ++lines;
+  EXPECT_GT(lines, 1000u);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/h100-fitted.yaml"));
 }
 
 // Where a GPU is seen, the cuda cost model times every op with cuDNN/cuBLAS

@@ -191,6 +191,40 @@ TEST(GraphRewriter, FoldsAResidualAddIntoTheConvThroughAnIdentity) {
   EXPECT_GE(folds, 1) << "no default rule folds x + conv(x, k)";
 }
 
+// A rewrite may not create a constant past kMaxRuleConstantElements: an
+// identity grows as the square of a tensor's width, and for a [1, 16777216]
+// Relu it would be 2^48 floats. Narrow tensors still get their identities.
+TEST(RuleMatcher, OffersNoMatchWhoseConstantIsTooLarge) {
+  const RuleMatcher& matcher = default_matcher();
+  auto identity_matches = [&](int64_t width) {
+    GraphBuilder b(3);
+    TensorRef x = b.input("x", {1, width});
+    b.output(b.add1(OpType::Relu, {x}), "y");
+    const Graph g = b.finish();
+    GraphIndex index(g);
+    int64_t largest = 0;
+    size_t count = 0;
+    for (const RuleMatch& m : matcher.find_all(g, index)) {
+      const Rule& rule = matcher.rules()[static_cast<size_t>(m.rule)];
+      for (const PatternOp& op : rule.target) {
+        if (op.type != OpType::Weight) continue;
+        const Shape shape = rule_constant_shape(evaluate_attrs(op, m.binding), "target");
+        int64_t elements = 1;
+        for (int64_t d : shape) elements *= d;
+        largest = std::max(largest, elements);
+        ++count;
+      }
+    }
+    return std::make_pair(count, largest);
+  };
+  const auto [narrow_count, narrow_largest] = identity_matches(1024);
+  EXPECT_GT(narrow_count, 0u) << "no rule gives a [1, 1024] Relu a constant: the test no longer tests the bound";
+  EXPECT_EQ(narrow_largest, 1024 * 1024);
+  const auto [wide_count, wide_largest] = identity_matches(int64_t{1} << 24);
+  EXPECT_LE(wide_largest, kMaxRuleConstantElements);
+  EXPECT_LT(wide_count, narrow_count) << "a match on the wide Relu would create a constant of 2^48 floats";
+}
+
 // BatchNorm folding, bias folding and activation fusion hold per output
 // channel, so they apply after grouped (ResNeXt) and depthwise (MobileNet)
 // convs too, and the convs keep their group counts.

@@ -3,7 +3,11 @@
 // GPU machine needs neither LibTorch nor a graphworld build: nvcc, cuDNN and
 // cuBLAS are enough. tests/bench/gpu_cost_table builds and runs it.
 //
-//   time_configs LIST OUT [--deadline-s S]
+//   time_configs LIST OUT [--deadline-s S] [--method loop|graph]
+//
+// --method: how each op is timed (CudaTimingMethod in cuda_op_spec.h): graph
+// (the default, as the cuda cost model times) replays the calls from a CUDA
+// graph, the device time; loop launches them from the host.
 //
 // OUT gets 'fingerprint ...' and one 'ms<tab>key' line per configuration,
 // flushed as it goes, so a run stopped at its deadline keeps what it timed.
@@ -22,12 +26,27 @@
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s LIST OUT [--deadline-s S]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s LIST OUT [--deadline-s S] [--method loop|graph]\n", argv[0]);
     return 2;
   }
   double deadline_s = 1e18;
-  for (int i = 3; i + 1 < argc; i += 2)
-    if (std::string(argv[i]) == "--deadline-s") deadline_s = std::atof(argv[i + 1]);
+  graphworld::CudaTimingPolicy policy;  // the cuda cost model's own (graph replay)
+  for (int i = 3; i < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "%s needs a value\n", flag.c_str());
+      return 2;
+    }
+    const std::string value = argv[i + 1];
+    if (flag == "--deadline-s") {
+      deadline_s = std::atof(value.c_str());
+    } else if (flag == "--method" && (value == "loop" || value == "graph")) {
+      policy.method = value == "graph" ? graphworld::CudaTimingMethod::kGraph : graphworld::CudaTimingMethod::kLoop;
+    } else {
+      std::fprintf(stderr, "unknown option %s %s (give --deadline-s S or --method loop|graph)\n", flag.c_str(), value.c_str());
+      return 2;
+    }
+  }
   std::ifstream in(argv[1]);
   std::string line;
   if (!in || !std::getline(in, line) || line != "graphworld-gpu-configs 1") {
@@ -47,12 +66,11 @@ int main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   try {
-    std::fprintf(out, "fingerprint %s\n", graphworld::cuda_device_fingerprint().c_str());
+    std::fprintf(out, "fingerprint %s\n", graphworld::cuda_device_fingerprint(policy.method).c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "no GPU to time on: %s\n", e.what());
     return 1;
   }
-  graphworld::CudaTimingPolicy policy;  // the cuda cost model's own
   size_t timed = 0, failed = 0;
   for (size_t i = 0; i < configs.size(); ++i) {
     if (elapsed() > deadline_s) {
