@@ -122,11 +122,24 @@ int run_optimize(const CliArgs& args) {
   if (!(tolerance > 0)) throw UsageError("--tolerance must be > 0");
   const bool json = args.flag("--json");
   const bool quiet = args.flag("--quiet");
+  const std::optional<std::string> policy_spec = args.value("--policy");
+  if (policy_spec && args.value("--search"))
+    throw UsageError("--policy and --search are two ways to optimise; give one");
+  Stopwatch io_clock;
+  std::optional<LoadedPolicy> policy;
+  std::string policy_file;
+  if (policy_spec) {
+    policy_file = resolve_policy_path(*policy_spec);
+    policy = load_policy_file(policy_file);
+  }
+  // A policy trained for a GPU is priced for that GPU unless --cost says otherwise.
+  const std::optional<std::string> trained_gpu = policy ? policy_gpu(policy->info) : std::nullopt;
+  const std::string default_cost = trained_gpu ? "gpu" : "analytic";
   // A file optimised for a GPU is judged on the GPU's terms: this CPU's
   // end-to-end timing and onnxruntime's CPU spellings would undo what pays
   // there, so with --cost gpu they are off unless asked for (the
   // equivalence check stays).
-  const bool for_gpu = args.value_or("--cost", "analytic") == "gpu";
+  const bool for_gpu = args.value_or("--cost", default_cost) == "gpu";
   EndToEndCheckOptions check_options;
   check_options.runtime = parse_verify_runtime(args.value_or("--verify-runtime", for_gpu ? "none" : "executor"));
   check_options.noise_margin = args.double_value("--noise-margin", 0.01);
@@ -150,28 +163,20 @@ int run_optimize(const CliArgs& args) {
   if (spelling == "fusing-runtimes")
     export_options.regroup_channel_block = parse_channel_block(args.value_or("--channel-block", for_gpu ? "none" : "auto"));
 
-  const std::optional<std::string> policy_spec = args.value("--policy");
-  if (policy_spec && args.value("--search"))
-    throw UsageError("--policy and --search are two ways to optimise; give one");
   const int64_t rollouts_value = args.int_value("--rollouts", 8);
   if (rollouts_value < 1 || rollouts_value > 4096) throw UsageError("--rollouts must be in [1, 4096]");
   const auto rollouts = static_cast<int32_t>(rollouts_value);
   if (!policy_spec && (args.value("--rollouts") || args.value("--max-steps") || args.value("--rollout-time")))
     throw UsageError("--rollouts, --max-steps and --rollout-time apply to --policy; with a search use --budget");
 
-  Stopwatch io_clock;
   LoadedModel model = load_model(spec, args.int_value("--batch", 1), import_options_from(args));
   const RuleLibrary library = args.value("--rules") ? load_rule_library(*args.value("--rules")) : default_rule_library();
-  std::optional<LoadedPolicy> policy;
-  std::string policy_file;
-  if (policy_spec) {
-    policy_file = resolve_policy_path(*policy_spec);
-    policy = load_policy_file(policy_file);
-    check_policy_fits(policy->info, library, policy_file);
-  }
+  if (policy) check_policy_fits(policy->info, library, policy_file);
   double io_s = io_clock.elapsed_s();
   const RuleMatcher matcher(library.rules);
-  std::unique_ptr<CostModel> cost = make_cost_model_with_progress(cost_options_from(args), !quiet);
+  CostModelOptions cost_options = cost_options_from(args, default_cost);
+  if (trained_gpu && cost_options.kind == "gpu" && !args.value("--gpu")) cost_options.gpu = *trained_gpu;
+  std::unique_ptr<CostModel> cost = make_cost_model_with_progress(cost_options, !quiet);
   const bool tty = isatty(STDERR_FILENO) != 0;
   SearchResult result;
   if (policy) {
@@ -356,8 +361,9 @@ Subcommand optimize_command() {
       {"--budget", "", "N", "taso: graphs to expand; greedy and random: steps (default 1000)"},
       {"--alpha", "", "A", "taso: keep graphs costing less than A times the best (default 1.05)"},
       {"--seed", "", "S", "random search and the equivalence check's inputs (default 0)"},
-      {"--policy", "", "FILE", "optimise with a trained policy (FILE.gwpolicy, or 'default' for the shipped one)\n"
-                               "instead of a search"},
+      {"--policy", "", "FILE", "optimise with a trained policy instead of a search (FILE.gwpolicy, or 'default' or\n"
+                               "'default-gpu' for the shipped ones; one trained under --cost gpu is priced so unless\n"
+                               "--cost says otherwise)"},
       {"--rollouts", "", "K", "--policy: one greedy and K-1 sampled rollouts, the cheapest graph wins (default 8)"},
       {"--rollout-time", "", "S", "--policy: the sampled rollouts stop after S seconds of rollouts (default 1; the greedy\n"
                                   "one always finishes; 0: no limit, for results that depend on the seed alone)"},

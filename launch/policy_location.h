@@ -1,13 +1,25 @@
-// Where `--policy default` lives: the policy that ships with graphworld
-// (policies/default.gwpolicy in the source tree, or $GRAPHWORLD_POLICY_DIR).
+// Where `--policy default` and `--policy default-gpu` live: the policies
+// that ship with graphworld (policies/default.gwpolicy and
+// policies/default-gpu.gwpolicy in the source tree, or $GRAPHWORLD_POLICY_DIR),
+// and the cost model a policy is priced with when the user names none.
 #pragma once
 
+#include <optional>
 #include <string>
+
+#include "learner/policy_file.h"
 
 namespace graphworld {
 
-// "default" becomes the shipped policy's path; anything else is a path.
-// Throws UsageError when the file does not exist, saying how to get one.
+// "default" and "default-gpu" become the shipped policies' paths; anything
+// else is a path. Throws UsageError when the file does not exist, saying how
+// to get one.
 std::string resolve_policy_path(const std::string& spec);
+
+// The GPU profile a policy trained under the gpu cost model was priced for
+// ("h100-sxm" from "gpu (h100-sxm, table: auto)"); nullopt for a policy
+// trained under another cost model. optimize and evaluate price such a
+// policy's results with `--cost gpu --gpu NAME` unless --cost says otherwise.
+std::optional<std::string> policy_gpu(const PolicyFileInfo& info);
 
 }  // namespace graphworld

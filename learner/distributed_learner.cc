@@ -90,6 +90,8 @@ struct DistributedLearner::Impl {
   std::map<std::string, double> best_reduction_pct;  // per graph name, from episode summaries
   std::vector<std::string> parameter_messages;       // the current version, encoded, chunk by chunk
   std::map<uint32_t, uint64_t> actor_rss_bytes;      // from each actor's latest heartbeat
+  // gpu cost model: each actor's latest (table hits, model fallbacks).
+  std::map<uint32_t, std::pair<int64_t, int64_t>> actor_cost_counts;
   // Per actor id: its latest incarnation and how many of that incarnation's
   // trajectory messages this learner has taken (the receipts' count).
   std::map<uint32_t, std::pair<uint64_t, uint64_t>> trajectories_taken;
@@ -236,6 +238,16 @@ struct DistributedLearner::Impl {
            for (const auto& [id, bytes] : actor_rss_bytes) most = std::max(most, bytes);
            return static_cast<double>(most) / (1 << 20);
          }()}};
+    if (options.cost_model == "gpu") {
+      // Distinct configurations per actor, summed over actors.
+      int64_t hits = 0, fallbacks = 0;
+      for (const auto& [id, counts] : actor_cost_counts) {
+        hits += counts.first;
+        fallbacks += counts.second;
+      }
+      own.emplace_back("cost_table_hits", static_cast<double>(hits));
+      own.emplace_back("cost_model_fallbacks", static_cast<double>(fallbacks));
+    }
     report.extra.insert(report.extra.begin(), own.begin(), own.end());
   }
 
@@ -262,6 +274,7 @@ struct DistributedLearner::Impl {
       return;
     }
     Rollout& rollout = std::get<Rollout>(m.body);
+    actor_cost_counts[m.header.sender_id] = {rollout.cost_table_hits, rollout.cost_model_fallbacks};
     if (extension) {
       rollout.policy_version = m.header.policy_version;
       take_real_for_extension(rollout, m.header.sender_id);

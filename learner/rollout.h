@@ -57,7 +57,8 @@ struct Rollout {
   uint64_t parameters_from = 0;          // the incarnation of the learner process that sent them (0: in-process)
   // The cost model's counts when the rollout ended, read on the collecting
   // thread (gpu: distinct configurations priced from the measured table and
-  // by the model). Not sent between processes.
+  // by the model), cumulative for the process; an actor sends them with
+  // each trajectory.
   int64_t cost_table_hits = 0, cost_model_fallbacks = 0;
   int64_t env_steps() const;
 };

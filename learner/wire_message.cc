@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -99,6 +100,8 @@ void encode_observation(const Observation& o, schema::CompactObservation::Builde
 
 void encode_rollout(const Rollout& rollout, schema::TrajectoryBatch::Builder b) {
   b.setParametersFrom(rollout.parameters_from);
+  b.setCostTableHits(static_cast<uint64_t>(std::max<int64_t>(0, rollout.cost_table_hits)));
+  b.setCostModelFallbacks(static_cast<uint64_t>(std::max<int64_t>(0, rollout.cost_model_fallbacks)));
   auto segments = b.initSegments(static_cast<unsigned>(rollout.segments.size()));
   for (size_t s = 0; s < rollout.segments.size(); ++s) {
     const RolloutSegment& segment = rollout.segments[s];
@@ -257,6 +260,8 @@ Rollout decode_rollout(schema::TrajectoryBatch::Reader r, const MessageExpectati
   // honest segments.
   Rollout rollout;
   rollout.parameters_from = r.getParametersFrom();
+  rollout.cost_table_hits = static_cast<int64_t>(std::min<uint64_t>(r.getCostTableHits(), INT64_MAX));
+  rollout.cost_model_fallbacks = static_cast<int64_t>(std::min<uint64_t>(r.getCostModelFallbacks(), INT64_MAX));
   const auto segments = r.getSegments();
   if (segments.size() > kMaxSegments) invalid(std::to_string(segments.size()) + " segments is more than allowed");
   if (r.getParametersFrom() != expect.parameters_from && expect.parameters_from != 0)

@@ -97,6 +97,10 @@ struct TrajectoryBatch {
   segments @0 :List(Segment);
   episodes @1 :List(EpisodeEnd);
   parametersFrom @2 :UInt64;   # the incarnation of the learner whose parameters acted
+  # gpu cost model: distinct configurations this actor process has priced
+  # from the measured table, and by the model (cumulative).
+  costTableHits @3 :UInt64;
+  costModelFallbacks @4 :UInt64;
 }
 
 struct EpisodeEnd {

@@ -87,6 +87,20 @@ TEST(Distributed, ALearnerWithTwoActorsLearnsAndKeepsEveryStep) {
   EXPECT_EQ(find_process("learner .*--run " + run), 0);
 }
 
+// Under the gpu cost model each actor counts the configurations it priced
+// from the GPU's measured table and by the model, and the learner's metrics
+// rows sum them over the actors.
+TEST(Distributed, ARunOnTheGpuCostModelCountsTableHitsAcrossActors) {
+  const std::string run = fresh("dist-gpu");
+  std::string out;
+  ASSERT_EQ(run_command(train_command(run, 1024, "env.cost_model=gpu"), &out), 0) << out;
+  const std::vector<MetricsRow> rows = read_metrics(run);
+  ASSERT_FALSE(rows.empty()) << out;
+  EXPECT_GT(rows.back().cost_table_hits, 0) << "SqueezeNet's configurations are in the shipped H100 table";
+  EXPECT_GE(rows.back().cost_model_fallbacks, 0) << "the row has no cost_model_fallbacks";
+  EXPECT_TRUE(std::filesystem::exists(run + "/gpu_table")) << out;
+}
+
 // Measured costs differ by machine and by run; a distributed run prices from
 // one table (RUN/cost_table), and what it lacks the learner settles once.
 // Replaying every stored step against the final table gives back exactly the

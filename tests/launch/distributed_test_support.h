@@ -35,7 +35,7 @@ inline std::string train_command(const std::string& run, int64_t steps, const st
 struct MetricsRow {
   int64_t update = 0, env_steps = 0;
   double mean_reduction = 0, actors_alive = 0, joins = 0, refused = 0, lag = 0, stale = 0, learner_rss_mib = 0,
-         costs_settled = 0;
+         costs_settled = 0, cost_table_hits = 0, cost_model_fallbacks = 0;  // -1: not in the row
 };
 
 inline double number_after(const std::string& line, const std::string& key) {
@@ -58,6 +58,8 @@ inline std::vector<MetricsRow> read_metrics(const std::string& run) {
     r.refused = number_after(line, "refused_messages");
     r.lag = number_after(line, "mean_policy_lag");
     r.stale = number_after(line, "stale_samples");
+    r.cost_table_hits = number_after(line, "cost_table_hits");
+    r.cost_model_fallbacks = number_after(line, "cost_model_fallbacks");
     r.learner_rss_mib = number_after(line, "learner_rss_mib");
     r.costs_settled = number_after(line, "costs_settled");
     rows.push_back(r);

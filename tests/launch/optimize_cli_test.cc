@@ -230,6 +230,33 @@ TEST(OptimizeCli, ForAGpuTheFileIsWrittenAsSearchedAndNotTimedOnThisCpu) {
   EXPECT_NE(out.find("the default with --cost gpu"), std::string::npos) << out;
 }
 
+// The shipped GPU policy is priced for the GPU it was trained for, as a
+// file optimised for that GPU, unless --cost says otherwise; a missing one
+// says how to rebuild it.
+TEST(OptimizeCli, TheDefaultGpuPolicyIsPricedForItsGpu) {
+  const std::string out_file = testing::scratch_dir() + "/squeezenet-default-gpu.onnx";
+  std::string out;
+  ASSERT_EQ(gw("optimize squeezenet1.1 -o " + out_file + " --policy default-gpu --json", &out), 0) << out;
+  EXPECT_NE(out.find("\"cost_model\":\"gpu\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"spelling\":\"as-searched\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"verify_runtime\":\"none\""), std::string::npos) << out;
+  EXPECT_NE(out.find("default-gpu.gwpolicy"), std::string::npos) << out;
+  ASSERT_EQ(gw("optimize squeezenet1.1 -o " + out_file + " --policy default-gpu --cost analytic --verify-runtime none --json",
+               &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("\"cost_model\":\"analytic\""), std::string::npos) << out;
+  ASSERT_EQ(gw("optimize squeezenet1.1 -o " + out_file + " --policy default --verify-runtime none --json", &out), 0) << out;
+  EXPECT_NE(out.find("\"cost_model\":\"analytic\""), std::string::npos) << "the CPU default policy stays analytic: " << out;
+  const std::string empty = testing::scratch_dir() + "/no-policies";
+  std::filesystem::create_directories(empty);
+  EXPECT_EQ(testing::run_command("GRAPHWORLD_POLICY_DIR=" + empty + " " + testing::graphworld_binary() +
+                                     " optimize squeezenet1.1 -o " + out_file + " --policy default-gpu",
+                                 &out),
+            2);
+  EXPECT_NE(out.find("policies/train-default gpu"), std::string::npos) << out;
+}
+
 TEST(EnvBenchCli, PrintsStepAndResetTimes) {
   std::string out;
   ASSERT_EQ(gw("env-bench resnet18 --steps 20 --json", &out), 0) << out;

@@ -100,6 +100,14 @@ TEST(WireMessage, ARealRolloutSurvivesEncodingExactly) {
     EXPECT_EQ(r.episodes[e].reduction_pct, sent.episodes[e].reduction_pct);
     EXPECT_EQ(r.episodes[e].steps, sent.episodes[e].steps);
   }
+  // The gpu cost model's counts travel with the rollout.
+  Rollout counted = sent;
+  counted.cost_table_hits = 41;
+  counted.cost_model_fallbacks = 3;
+  const DecodeResult got_counts = decode(encode_message(trajectory_message(counted)));
+  ASSERT_TRUE(got_counts.message) << got_counts.error;
+  EXPECT_EQ(std::get<Rollout>(got_counts.message->body).cost_table_hits, 41);
+  EXPECT_EQ(std::get<Rollout>(got_counts.message->body).cost_model_fallbacks, 3);
 }
 
 TEST(WireMessage, EachStepNamesTheEpisodeThatRebuildsItsObservation) {
