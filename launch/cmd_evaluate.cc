@@ -138,10 +138,8 @@ int run_evaluate(const CliArgs& args) {
     return optimize_with_policy(graph, matcher, cost, policy->network, rollout);
   };
   // A policy trained for a GPU is judged on that GPU's costs unless --cost says otherwise.
-  const std::optional<std::string> trained_gpu = policy ? policy_gpu(policy->info) : std::nullopt;
-  CostModelOptions cost_options = cost_options_from(args, trained_gpu ? "gpu" : "analytic");
-  if (trained_gpu && cost_options.kind == "gpu" && !args.value("--gpu")) cost_options.gpu = *trained_gpu;
-  std::unique_ptr<CostModel> cost = make_cost_model_with_progress(cost_options, !quiet);
+  std::unique_ptr<CostModel> cost =
+      make_cost_model_with_progress(cost_options_for_policy(args, policy ? &policy->info : nullptr), !quiet);
   // Every model is read before the first is evaluated: a bad name fails at once.
   std::vector<LoadedModel> models;
   for (size_t i = 1; i < args.positional_count(); ++i)

@@ -133,13 +133,12 @@ int run_optimize(const CliArgs& args) {
     policy = load_policy_file(policy_file);
   }
   // A policy trained for a GPU is priced for that GPU unless --cost says otherwise.
-  const std::optional<std::string> trained_gpu = policy ? policy_gpu(policy->info) : std::nullopt;
-  const std::string default_cost = trained_gpu ? "gpu" : "analytic";
+  const CostModelOptions cost_options = cost_options_for_policy(args, policy ? &policy->info : nullptr);
   // A file optimised for a GPU is judged on the GPU's terms: this CPU's
   // end-to-end timing and onnxruntime's CPU spellings would undo what pays
   // there, so with --cost gpu they are off unless asked for (the
   // equivalence check stays).
-  const bool for_gpu = args.value_or("--cost", default_cost) == "gpu";
+  const bool for_gpu = cost_options.kind == "gpu";
   EndToEndCheckOptions check_options;
   check_options.runtime = parse_verify_runtime(args.value_or("--verify-runtime", for_gpu ? "none" : "executor"));
   check_options.noise_margin = args.double_value("--noise-margin", 0.01);
@@ -174,8 +173,6 @@ int run_optimize(const CliArgs& args) {
   if (policy) check_policy_fits(policy->info, library, policy_file);
   double io_s = io_clock.elapsed_s();
   const RuleMatcher matcher(library.rules);
-  CostModelOptions cost_options = cost_options_from(args, default_cost);
-  if (trained_gpu && cost_options.kind == "gpu" && !args.value("--gpu")) cost_options.gpu = *trained_gpu;
   std::unique_ptr<CostModel> cost = make_cost_model_with_progress(cost_options, !quiet);
   const bool tty = isatty(STDERR_FILENO) != 0;
   SearchResult result;

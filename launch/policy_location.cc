@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "common/error.h"
+#include "launch/cost_options.h"
 
 namespace graphworld {
 
@@ -29,6 +30,13 @@ std::optional<std::string> policy_gpu(const PolicyFileInfo& info) {
   const size_t end = info.cost_model.find_first_of(",)", prefix.size());
   if (end == std::string::npos || end == prefix.size()) return std::nullopt;
   return info.cost_model.substr(prefix.size(), end - prefix.size());
+}
+
+CostModelOptions cost_options_for_policy(const CliArgs& args, const PolicyFileInfo* policy) {
+  const std::optional<std::string> trained_gpu = policy ? policy_gpu(*policy) : std::nullopt;
+  CostModelOptions options = cost_options_from(args, trained_gpu ? "gpu" : "analytic");
+  if (trained_gpu && options.kind == "gpu" && !args.value("--gpu")) options.gpu = *trained_gpu;
+  return options;
 }
 
 }  // namespace graphworld

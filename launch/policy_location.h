@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "env/cost/cost_model_factory.h"
+#include "launch/cli_args.h"
 #include "learner/policy_file.h"
 
 namespace graphworld {
@@ -21,5 +23,10 @@ std::string resolve_policy_path(const std::string& spec);
 // trained under another cost model. optimize and evaluate price such a
 // policy's results with `--cost gpu --gpu NAME` unless --cost says otherwise.
 std::optional<std::string> policy_gpu(const PolicyFileInfo& info);
+
+// The cost model options of a command that runs `policy` (none: a search):
+// cost_options_from(args), defaulting to `--cost gpu --gpu NAME` for a
+// policy trained for a GPU.
+CostModelOptions cost_options_for_policy(const CliArgs& args, const PolicyFileInfo* policy);
 
 }  // namespace graphworld
