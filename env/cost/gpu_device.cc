@@ -36,6 +36,8 @@ const std::vector<Field>& fields() {
       {"l2_cache_mb", &GpuDevice::l2_cache_mb, 0, 1e5, "L2 cache in MB (0: not modelled)"},
       {"launch_overhead_us", &GpuDevice::launch_overhead_us, 0, 1000, "per-kernel overhead in microseconds"},
       {"cta_overhead_cycles", &GpuDevice::cta_overhead_cycles, 0, 1e7, "per-thread-block overhead in cycles"},
+      {"conv_cta_overhead_cycles", &GpuDevice::conv_cta_overhead_cycles, 0, 1e7,
+       "per-thread-block overhead of a conv beyond cta_overhead_cycles, in cycles"},
       {"gemm_efficiency", &GpuDevice::gemm_efficiency, 1e-3, 1, "fraction of the FP32 peak"},
       {"tile_load_cost", &GpuDevice::tile_load_cost, 1, 1024, "FMAs' time per operand element a tile loads"},
       {"conv_efficiency", &GpuDevice::conv_efficiency, 1e-3, 1, "fraction of the convolution peak"},
@@ -56,7 +58,8 @@ const std::vector<Field>& fields() {
   return list;
 }
 
-const char* kEfficiencyKeys[] = {"launch_overhead_us",         "cta_overhead_cycles",     "tile_load_cost",
+const char* kEfficiencyKeys[] = {"launch_overhead_us",         "cta_overhead_cycles",     "conv_cta_overhead_cycles",
+                                 "tile_load_cost",
                                  "gemm_efficiency",
                                  "conv_efficiency",            "conv_odd_kernel_efficiency", "conv_grouped_efficiency",
                                  "conv_unaligned_efficiency",

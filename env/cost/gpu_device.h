@@ -24,6 +24,10 @@ struct GpuDevice {
   // Efficiency parameters (fitted where a measured table exists).
   double launch_overhead_us = 0;
   double cta_overhead_cycles = 0;
+  // What a cuDNN implicit-GEMM conv's thread block costs beyond a cuBLAS
+  // one's (index set-up for the im2col walk, filter and bias staging): small
+  // convs on the H100 cost a few microseconds more than GEMMs of their size.
+  double conv_cta_overhead_cycles = 0;
   double gemm_efficiency = 0;
   // What one operand element loaded per k-step costs, in FMAs' time
   // (shared-memory traffic of a register-tiled kernel): small tiles pay more.

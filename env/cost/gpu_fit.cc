@@ -37,7 +37,7 @@ double loss(const GpuDevice& d, const std::vector<const GpuSample*>& fit) {
 struct Range {
   double min, max;
 };
-const Range kRanges[] = {{0.05, 1000}, {1, 1e7},   {1, 1024}, {1e-3, 1}, {1e-3, 1}, {1e-3, 1}, {1e-3, 1},
+const Range kRanges[] = {{0.05, 1000}, {1, 1e7},   {1, 1e7},   {1, 1024}, {1e-3, 1}, {1e-3, 1}, {1e-3, 1}, {1e-3, 1},
                          {1e-3, 1},    {1e-3, 1}, {1e-3, 1}, {1e-3, 1}, {1, 20}, {0.05, 1000}, {1, 64}};
 
 }  // namespace

@@ -25,9 +25,12 @@ constexpr int64_t kStepK = 8;
 // Below this many output columns per group, cuDNN runs a direct kernel
 // (depthwise and narrow grouped convolutions), not an implicit GEMM.
 constexpr int64_t kMinGemmColumns = 8;
-// Grouped convs with fewer output channels per group than this (ResNeXt's
-// 32 groups of 4 to 32) ran on the H100 at one rate per FLOP whatever their
-// shape, as direct kernels do (configs/gpu/measurements/).
+// Grouped convs with fewer output channels per group than this have both
+// a direct kernel and a batched implicit GEMM (one problem per group) to
+// choose from, and the timer keeps the quicker: the direct kernel wins on
+// small maps (ResNeXt's 32 groups of 4 to 32 ran at one rate per FLOP
+// whatever their shape), the GEMM on large ones (32 groups of 32 on a
+// 56x56 map: 64 us, where the direct rate says 448; configs/gpu/measurements/).
 constexpr int64_t kMinGroupedGemmColumns = 64;
 
 // cuDNN's forward implicit-GEMM kernels walk the whole reduction in one
@@ -101,10 +104,16 @@ double conv_us(const GpuDevice& d, const CudaOpSpec& s) {
   p.bytes = 4 * (numel(s.in) + numel(s.in2) + out_elements);
   double us = 0;
   GemmProblem fused_problem;
-  if (p.n < kMinGemmColumns || (g > 1 && p.n < kMinGroupedGemmColumns)) {
+  const bool direct = p.n < kMinGemmColumns || (g > 1 && p.n < kMinGroupedGemmColumns);
+  if (direct) {
     const double flops = 2.0 * static_cast<double>(p.batch * p.m) * static_cast<double>(p.n * p.k);
     us = std::max(p.bytes / bytes_per_us(d, p.bytes), flops / (d.fp32_tflops * 1e6 * d.direct_conv_efficiency));
-  } else {
+    // A grouped (not depthwise) conv's direct kernel pays the implicit-GEMM
+    // prologue too: ResNeXt's and the sweep's smallest grouped convs took
+    // 12-14 us on the H100 whatever their FLOPs, depthwise ones 2.4-5.
+    if (p.n > 1) us += d.conv_cta_overhead_cycles / d.boost_clock_mhz;
+  }
+  if (!direct || p.n >= kMinGemmColumns) {
     p.tensor_cores = d.has_tf32();
     // cuDNN's tuned kernels are for 1x1 and 3x3 windows; other windows
     // (1x7, 5x5, 7x7) and grouped convs run slower generic ones (measured:
@@ -116,14 +125,22 @@ double conv_us(const GpuDevice& d, const CudaOpSpec& s) {
     // multiple of 4 floats its rows are not 16-byte aligned and the kernel
     // cannot use vector loads (35x35, 17x17 maps in Inception).
     const bool unaligned = pointwise && (s.in[2] * s.in[3]) % 4 != 0;
+    p.extra_cta_overhead_cycles = pointwise && g == 1 ? 0 : d.conv_cta_overhead_cycles;
     p.efficiency = d.conv_efficiency * (tuned_window ? 1 : d.conv_odd_kernel_efficiency) *
                    (g > 1 ? d.conv_grouped_efficiency : 1) * (unaligned ? d.conv_unaligned_efficiency : 1);
-    us = plan_gemm(d, p).us;
+    const double gemm = plan_gemm(d, p).us;
+    us = direct ? std::min(us, gemm) : gemm;
     fused_problem = p;
   }
-  // Bias and activation: kernels after the conv, or, for relu, cuDNN's fused
-  // conv-bias-relu (one kernel with its own efficiency); the timer keeps
-  // the quicker, and so does the model.
+  // Bias and activation. cuDNN's implicit-GEMM kernels for ungrouped
+  // windows larger than 1x1 take them in their epilogue at no measurable
+  // cost (on the H100, with every algorithm timed: a median 0.1 us over 60
+  // such convs timed with and without them). 1x1 and grouped convs pay for
+  // them (a median 1.8-2.0 us each): kernels after the conv, or, for relu,
+  // cuDNN's fused conv-bias-relu (one kernel with its own efficiency); the
+  // timer keeps the quicker, and so does the model.
+  const bool pointwise_window = s.in2[2] == 1 && s.in2[3] == 1;
+  if (!direct && g == 1 && !pointwise_window && s.activation <= 1) return us;
   double separate = us;
   if (s.has_bias) separate += d.launch_overhead_us + streaming_us(d, out_elements, 1);
   if (s.activation != 0) separate += d.launch_overhead_us + streaming_us(d, out_elements, 1);
@@ -184,7 +201,7 @@ double memory_kernel_us(const GpuDevice& device, double bytes, double flops) {
 GemmPlan plan_gemm(const GpuDevice& d, const GemmProblem& p) {
   const bool tensor = p.tensor_cores && d.has_tf32();
   const double sm_flops_per_us = (tensor ? d.tf32_tflops : d.fp32_tflops) * 1e6 / d.sm_count;
-  const double cta_overhead_us = d.cta_overhead_cycles / d.boost_clock_mhz;
+  const double cta_overhead_us = (d.cta_overhead_cycles + p.extra_cta_overhead_cycles) / d.boost_clock_mhz;
   const double memory_us = p.bytes / bytes_per_us(d, p.bytes);
   const int64_t k = std::max<int64_t>(1, p.k);
   GemmPlan best;

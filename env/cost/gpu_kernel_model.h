@@ -36,6 +36,7 @@ struct GemmProblem {
   double efficiency = 1;      // the device's gemm or conv efficiency
   double bytes = 0;           // operands and result, for the memory bound
   int max_split_k = 32;       // the largest split-K the library uses for it
+  double extra_cta_overhead_cycles = 0;  // beyond the device's cta_overhead_cycles (convs)
 };
 
 // How the model runs one GEMM: the library's choice of tile and split.

@@ -144,7 +144,7 @@ TEST(GpuKernelModel, LaunchesFollowTheTimersKernels) {
   CudaOpSpec conv;
   conv.kind = CudaOpKind::Conv;
   conv.in = {1, 64, 56, 56};
-  conv.in2 = {64, 64, 3, 3};
+  conv.in2 = {64, 64, 1, 1};
   conv.out = {1, 64, 56, 56};
   conv.has_bias = true;
   conv.activation = 1;
@@ -159,7 +159,7 @@ TEST(GpuKernelModel, LaunchesFollowTheTimersKernels) {
   bare.activation = 0;
   const double separate = gpu_spec_time_us(no_fusion, conv);
   EXPECT_NEAR(separate - gpu_spec_time_us(d, bare), 2 * d.launch_overhead_us, d.launch_overhead_us)
-      << "a bias and a relu after the conv are two kernels";
+      << "a bias and a relu after a 1x1 conv are two kernels";
   GpuDevice free_fusion = d;
   free_fusion.fused_conv_efficiency = 1;
   EXPECT_NEAR(gpu_spec_time_us(free_fusion, conv), gpu_spec_time_us(free_fusion, bare), 1e-9)
@@ -167,6 +167,56 @@ TEST(GpuKernelModel, LaunchesFollowTheTimersKernels) {
   conv.activation = 2;
   EXPECT_NEAR(gpu_spec_time_us(free_fusion, conv), gpu_spec_time_us(no_fusion, conv), 1e-9)
       << "sigmoid is not fused";
+  // A 3x3 conv takes its bias and relu in the implicit GEMM's epilogue, at
+  // no cost, whatever the fused efficiency; a sigmoid is still a kernel.
+  CudaOpSpec window = conv, bare_window = bare;
+  window.in2 = bare_window.in2 = {64, 64, 3, 3};
+  window.pads = bare_window.pads = {1, 1};
+  window.activation = 1;
+  EXPECT_EQ(gpu_spec_time_us(no_fusion, window), gpu_spec_time_us(no_fusion, bare_window));
+  window.activation = 2;
+  EXPECT_GT(gpu_spec_time_us(no_fusion, window), gpu_spec_time_us(no_fusion, bare_window) + d.launch_overhead_us);
+  // cuDNN's conv thread blocks cost more than cuBLAS's, except an
+  // ungrouped 1x1 conv's, which is a plain GEMM.
+  GpuDevice dearer_conv_blocks = d;
+  dearer_conv_blocks.conv_cta_overhead_cycles += 10000;
+  EXPECT_GT(gpu_spec_time_us(dearer_conv_blocks, bare_window), gpu_spec_time_us(d, bare_window) + 4);
+  EXPECT_EQ(gpu_spec_time_us(dearer_conv_blocks, bare), gpu_spec_time_us(d, bare));
+}
+
+// A grouped conv with narrow groups has a direct kernel and a batched
+// implicit GEMM to choose from; the model, as the timer, keeps the quicker:
+// the direct kernel for groups of 8 on a 7x7 map, the GEMM for
+// groups of 32 on a 56x56 one (measured 64 us, where the direct rate says
+// several hundred).
+TEST(GpuKernelModel, NarrowGroupedConvsTakeTheQuickerOfDirectAndGemm) {
+  const GpuDevice d = load_gpu_device("h100-sxm");
+  auto grouped = [](int64_t channels, int64_t per_group, int64_t size) {
+    CudaOpSpec s;
+    s.kind = CudaOpKind::Conv;
+    s.in = {1, channels, size, size};
+    s.in2 = {channels, per_group, 3, 3};
+    s.pads = {1, 1};
+    s.strides = {1, 1};
+    s.dilations = {1, 1};
+    s.groups = channels / per_group;
+    s.out = {1, channels, size, size};
+    return s;
+  };
+  GpuDevice slower_direct = d, slower_gemm = d;
+  slower_direct.direct_conv_efficiency /= 100;
+  slower_gemm.conv_efficiency /= 100;
+  auto quicker = [&](const CudaOpSpec& s) {
+    const double both = gpu_spec_time_us(d, s);
+    const double direct_only = gpu_spec_time_us(slower_gemm, s), gemm_only = gpu_spec_time_us(slower_direct, s);
+    EXPECT_NEAR(both, std::min(direct_only, gemm_only), 1e-9);
+    return direct_only < gemm_only ? "direct" : "gemm";
+  };
+  EXPECT_STREQ(quicker(grouped(256, 8, 7)), "direct");
+  EXPECT_STREQ(quicker(grouped(1024, 32, 56)), "gemm");
+  // Groups of fewer than 8 channels have only the direct kernel.
+  const CudaOpSpec narrow = grouped(128, 4, 56);
+  EXPECT_EQ(gpu_spec_time_us(slower_gemm, narrow), gpu_spec_time_us(d, narrow));
 }
 
 // Generic windows, groups and depthwise convs are priced by their own
