@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include "common/atomic_file.h"
@@ -24,6 +25,10 @@ struct Field {
   double GpuDevice::*member;
   double min, max;
   const char* what;
+  // A key added after profiles were first written (and copied into run
+  // folders): a profile without it loads with this value, the one that
+  // prices as before the key existed. Keys without one are required.
+  std::optional<double> absent_means = std::nullopt;
 };
 
 // Every number of a profile but sm_count, with the range a real GPU lies in.
@@ -37,7 +42,7 @@ const std::vector<Field>& fields() {
       {"launch_overhead_us", &GpuDevice::launch_overhead_us, 0, 1000, "per-kernel overhead in microseconds"},
       {"cta_overhead_cycles", &GpuDevice::cta_overhead_cycles, 0, 1e7, "per-thread-block overhead in cycles"},
       {"conv_cta_overhead_cycles", &GpuDevice::conv_cta_overhead_cycles, 0, 1e7,
-       "per-thread-block overhead of a conv beyond cta_overhead_cycles, in cycles"},
+       "per-thread-block overhead of a conv beyond cta_overhead_cycles, in cycles", 0.0},
       {"gemm_efficiency", &GpuDevice::gemm_efficiency, 1e-3, 1, "fraction of the FP32 peak"},
       {"tile_load_cost", &GpuDevice::tile_load_cost, 1, 1024, "FMAs' time per operand element a tile loads"},
       {"conv_efficiency", &GpuDevice::conv_efficiency, 1e-3, 1, "fraction of the convolution peak"},
@@ -144,7 +149,9 @@ GpuDevice load_gpu_device(const std::string& name_or_file) {
   device.sm_count = static_cast<int>(number(root, "sm_count", path, 1, 10000, "streaming multiprocessors"));
   if (root["sm_count"].as<double>() != device.sm_count)
     throw UsageError("GPU profile " + path + ": key 'sm_count' must be a whole number");
-  for (const Field& f : fields()) device.*f.member = number(root, f.key, path, f.min, f.max, f.what);
+  for (const Field& f : fields())
+    device.*f.member =
+        !root[f.key] && f.absent_means ? *f.absent_means : number(root, f.key, path, f.min, f.max, f.what);
   return device;
 }
 

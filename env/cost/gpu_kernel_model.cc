@@ -96,6 +96,9 @@ double conv_us(const GpuDevice& d, const CudaOpSpec& s) {
   const int64_t ow = cudnn_window_output(s.in[3], s.in2[3], at(s.strides, 1, 1), at(s.pads, 1, 0), at(s.dilations, 1, 1));
   const int64_t pixels = s.in[0] * oh * ow;
   const double out_elements = static_cast<double>(pixels * out_channels);
+  // A 1x1 window at stride 1 reads its input as a plain [C, H*W] matrix: a
+  // GEMM, split and staged like one.
+  const bool pointwise = s.in2[2] == 1 && s.in2[3] == 1 && at(s.strides, 0, 1) == 1 && at(s.strides, 1, 1) == 1;
   GemmProblem p;
   p.batch = g;
   p.m = pixels;
@@ -111,14 +114,13 @@ double conv_us(const GpuDevice& d, const CudaOpSpec& s) {
     // A grouped (not depthwise) conv's direct kernel pays the implicit-GEMM
     // prologue too: ResNeXt's and the sweep's smallest grouped convs took
     // 12-14 us on the H100 whatever their FLOPs, depthwise ones 2.4-5.
-    if (p.n > 1) us += d.conv_cta_overhead_cycles / d.boost_clock_mhz;
+    if (g > 1 && s.in2[1] > 1) us += d.conv_cta_overhead_cycles / d.boost_clock_mhz;
   }
   if (!direct || p.n >= kMinGemmColumns) {
     p.tensor_cores = d.has_tf32();
     // cuDNN's tuned kernels are for 1x1 and 3x3 windows; other windows
     // (1x7, 5x5, 7x7) and grouped convs run slower generic ones (measured:
     // configs/gpu/measurements/).
-    const bool pointwise = s.in2[2] == 1 && s.in2[3] == 1 && at(s.strides, 0, 1) == 1 && at(s.strides, 1, 1) == 1;
     const bool tuned_window = pointwise || (s.in2[2] == 3 && s.in2[3] == 3);
     if (!pointwise) p.max_split_k = kConvMaxSplitK;
     // A 1x1 conv reads its input as a [C, H*W] matrix; when H*W is not a
@@ -132,15 +134,15 @@ double conv_us(const GpuDevice& d, const CudaOpSpec& s) {
     us = direct ? std::min(us, gemm) : gemm;
     fused_problem = p;
   }
-  // Bias and activation. cuDNN's implicit-GEMM kernels for ungrouped
-  // windows larger than 1x1 take them in their epilogue at no measurable
+  // Bias and activation. cuDNN's implicit-GEMM kernels for ungrouped convs
+  // other than a stride-1 1x1 take them in their epilogue at no measurable
   // cost (on the H100, with every algorithm timed: a median 0.1 us over 60
-  // such convs timed with and without them). 1x1 and grouped convs pay for
-  // them (a median 1.8-2.0 us each): kernels after the conv, or, for relu,
-  // cuDNN's fused conv-bias-relu (one kernel with its own efficiency); the
-  // timer keeps the quicker, and so does the model.
-  const bool pointwise_window = s.in2[2] == 1 && s.in2[3] == 1;
-  if (!direct && g == 1 && !pointwise_window && s.activation <= 1) return us;
+  // such convs timed with and without them, strided 1x1 ones among them).
+  // Stride-1 1x1 and grouped convs pay for them (a median 1.8-2.0 us each):
+  // kernels after the conv, or, for relu, cuDNN's fused conv-bias-relu (one
+  // kernel with its own efficiency); the timer keeps the quicker, and so
+  // does the model.
+  if (!direct && g == 1 && !pointwise && s.activation <= 1) return us;
   double separate = us;
   if (s.has_bias) separate += d.launch_overhead_us + streaming_us(d, out_elements, 1);
   if (s.activation != 0) separate += d.launch_overhead_us + streaming_us(d, out_elements, 1);

@@ -182,6 +182,26 @@ TEST(GpuKernelModel, LaunchesFollowTheTimersKernels) {
   dearer_conv_blocks.conv_cta_overhead_cycles += 10000;
   EXPECT_GT(gpu_spec_time_us(dearer_conv_blocks, bare_window), gpu_spec_time_us(d, bare_window) + 4);
   EXPECT_EQ(gpu_spec_time_us(dearer_conv_blocks, bare), gpu_spec_time_us(d, bare));
+  // A strided 1x1 conv is an implicit GEMM like the 3x3: its bias is free.
+  CudaOpSpec strided = bare;
+  strided.strides = {2, 2};
+  strided.out = {1, 64, 28, 28};
+  CudaOpSpec strided_bias = strided;
+  strided_bias.has_bias = true;
+  EXPECT_EQ(gpu_spec_time_us(d, strided_bias), gpu_spec_time_us(d, strided));
+  EXPECT_GT(gpu_spec_time_us(dearer_conv_blocks, strided), gpu_spec_time_us(d, strided) + 4);
+  // A grouped conv pays for its bias with a kernel.
+  CudaOpSpec grouped = bare_window;
+  grouped.groups = 2;
+  grouped.in2 = {64, 32, 3, 3};
+  CudaOpSpec grouped_bias = grouped;
+  grouped_bias.has_bias = true;
+  EXPECT_GT(gpu_spec_time_us(d, grouped_bias), gpu_spec_time_us(d, grouped) + d.launch_overhead_us);
+  // A depthwise conv's direct kernel pays no conv thread-block overhead.
+  CudaOpSpec depthwise = bare_window;
+  depthwise.groups = 64;
+  depthwise.in2 = {64, 1, 3, 3};
+  EXPECT_EQ(gpu_spec_time_us(dearer_conv_blocks, depthwise), gpu_spec_time_us(d, depthwise));
 }
 
 // A grouped conv with narrow groups has a direct kernel and a batched
@@ -303,6 +323,25 @@ TEST(GpuDeviceProfile, ShippedProfilesLoadWithTheirDatasheetFigures) {
   const std::vector<std::string> known = known_gpu_names();
   for (const char* name : {"a100-sxm", "h100-sxm", "v100-sxm"})
     EXPECT_NE(std::find(known.begin(), known.end(), name), known.end()) << name;
+}
+
+// A profile written before conv_cta_overhead_cycles existed (a run folder's
+// copy) loads with 0, which prices as before; a bad value is still refused.
+TEST(GpuDeviceProfile, AProfileWithoutTheConvBlockOverheadLoadsWithZero) {
+  const std::string dir = testing::scratch_dir() + "/gpu_profiles_old";
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/old.yaml";
+  save_gpu_device(load_gpu_device("h100-sxm"), path, "a profile of before");
+  std::string text;
+  {
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("conv_cta_overhead_cycles:", 0) != 0) text += line + "\n";
+  }
+  std::ofstream(path) << text;
+  EXPECT_EQ(load_gpu_device(path).conv_cta_overhead_cycles, 0.0);
+  std::ofstream(path) << text << "conv_cta_overhead_cycles: -5\n";
+  EXPECT_THROW(load_gpu_device(path), UsageError);
 }
 
 TEST(GpuDeviceProfile, BadProfilesAreClearErrors) {
