@@ -24,6 +24,7 @@ std::string_view constraint_kind_name(ConstraintKind kind) {
     case ConstraintKind::IdentityPerm: return "identity-perm";
     case ConstraintKind::InversePerms: return "inverse-perms";
     case ConstraintKind::GroupedChannels: return "grouped-channels";
+    case ConstraintKind::SiblingInputs: return "sibling-inputs";
   }
   return "?";
 }
@@ -170,12 +171,20 @@ void check_rule_references(const Rule& rule) {
       if (d < 0 || d >= static_cast<int32_t>(rule.dims.size()))
         bad_rule(rule, where + " uses dim symbol #" + std::to_string(d) + ", but the rule has " +
                            std::to_string(rule.dims.size()));
-    const size_t params = c.kind == ConstraintKind::InversePerms ? 2 : 1;
+    for (int32_t v : c.vars)
+      if (v < 0 || v >= static_cast<int32_t>(rule.vars.size()))
+        bad_rule(rule, where + " uses variable #" + std::to_string(v) + ", but the rule has " +
+                           std::to_string(rule.vars.size()));
+    const size_t params = c.kind == ConstraintKind::InversePerms    ? 2
+                          : c.kind == ConstraintKind::SiblingInputs ? 0
+                                                                    : 1;
     const size_t dims = c.kind == ConstraintKind::GroupedChannels ? 3 : 0;
-    if (c.params.size() != params || c.dims.size() != dims)
-      bad_rule(rule, where + " takes " + std::to_string(params) + " parameter(s) and " + std::to_string(dims) +
-                         " dim symbol(s), not " + std::to_string(c.params.size()) + " and " +
-                         std::to_string(c.dims.size()));
+    const size_t vars = c.kind == ConstraintKind::SiblingInputs ? 2 : 0;
+    if (c.params.size() != params || c.dims.size() != dims || c.vars.size() != vars)
+      bad_rule(rule, where + " takes " + std::to_string(params) + " parameter(s), " + std::to_string(dims) +
+                         " dim symbol(s) and " + std::to_string(vars) + " variable(s), not " +
+                         std::to_string(c.params.size()) + ", " + std::to_string(c.dims.size()) + " and " +
+                         std::to_string(c.vars.size()));
     if (c.kind == ConstraintKind::GroupedChannels &&
         rule.params[static_cast<size_t>(c.params[0])].role != AttrKey::Group)
       bad_rule(rule, where + " relates a group count, but parameter $" +
@@ -356,6 +365,7 @@ std::string describe_rule(const Rule& rule) {
     for (size_t i = 0; i < c.params.size(); ++i)
       out += (i ? ",$" : "$") + rule.params[static_cast<size_t>(c.params[i])].name;
     for (int32_t d : c.dims) out += "," + rule.dims[static_cast<size_t>(d)].name;
+    for (size_t i = 0; i < c.vars.size(); ++i) out += (i ? "," : "") + rule.vars[static_cast<size_t>(c.vars[i])].name;
     out += ")\n";
   }
   append_pattern(out, rule, rule.source, "source");
@@ -421,6 +431,7 @@ std::string rule_identity_key(const Rule& rule) {
     for (int32_t p : c.params) out += "," + std::to_string(p);
     // Dims are keyed apart from params; a constraint without dims keeps its old key.
     for (int32_t d : c.dims) out += ",d" + std::to_string(d);
+    for (int32_t v : c.vars) out += ",v" + std::to_string(v);
     out += ";";
   }
   return out;

@@ -135,6 +135,12 @@ enum class ConstraintKind : uint8_t {
   // divides. The verifier derives c and o from g, cg and a size for o / g,
   // so grouped instantiations fit (free sizes would almost never agree).
   GroupedChannels,
+  // vars[0] and vars[1] are outputs of one op (the pieces of one Split, or
+  // of one merged op): a match-time restriction that keeps a merge of two
+  // parallel ops to siblings, where the Concat it adds can meet the op that
+  // split them. It does not change what the rule computes, so the verifier
+  // needs no instance of it.
+  SiblingInputs,
 };
 std::string_view constraint_kind_name(ConstraintKind kind);
 
@@ -142,6 +148,7 @@ struct RuleConstraint {
   ConstraintKind kind = ConstraintKind::IdentityPerm;
   std::vector<int32_t> params;
   std::vector<int32_t> dims;  // dim symbols it relates (GroupedChannels)
+  std::vector<int32_t> vars;  // variables it relates (SiblingInputs)
   bool operator==(const RuleConstraint& other) const = default;
 };
 

@@ -172,6 +172,8 @@ bool binding_admitted(const Rule& rule, const RuleBinding& b) {
         }
         break;
       }
+      case ConstraintKind::SiblingInputs:
+        break;  // about the graph's tensors, not sizes: the matcher checks it (rule_matcher.cc)
       case ConstraintKind::GroupedChannels: {
         const int64_t groups = bound_group_count(c, b);
         if (groups == 0) return false;

@@ -125,6 +125,9 @@ void write_rule(schema::Rule::Builder out, const Rule& rule) {
     auto ds = c.initDims(static_cast<unsigned>(rule.constraints[k].dims.size()));
     for (size_t d = 0; d < rule.constraints[k].dims.size(); ++d)
       ds.set(static_cast<unsigned>(d), static_cast<uint32_t>(rule.constraints[k].dims[d]));
+    auto vs = c.initVars(static_cast<unsigned>(rule.constraints[k].vars.size()));
+    for (size_t v = 0; v < rule.constraints[k].vars.size(); ++v)
+      vs.set(static_cast<unsigned>(v), static_cast<uint32_t>(rule.constraints[k].vars[v]));
   }
 }
 
@@ -160,7 +163,8 @@ struct Reader {
 
   ConstraintKind constraint(const std::string& name) const {
     for (ConstraintKind c :
-         {ConstraintKind::IdentityPerm, ConstraintKind::InversePerms, ConstraintKind::GroupedChannels})
+         {ConstraintKind::IdentityPerm, ConstraintKind::InversePerms, ConstraintKind::GroupedChannels,
+          ConstraintKind::SiblingInputs})
       if (constraint_kind_name(c) == name) return c;
     fail("unknown constraint '" + name + "'");
   }
@@ -238,9 +242,10 @@ Rule read_rule(Reader& ctx, schema::Rule::Reader r) {
   rule.target = read_pattern(ctx, r.getTarget());
   for (auto o : r.getOutputs()) rule.outputs.push_back({read_ref(o.getSource()), read_ref(o.getTarget())});
   for (auto c : r.getConstraints()) {
-    RuleConstraint constraint{ctx.constraint(c.getKind()), {}, {}};
+    RuleConstraint constraint{ctx.constraint(c.getKind()), {}, {}, {}};
     for (uint32_t p : c.getParams()) constraint.params.push_back(to_index(p));
     for (uint32_t d : c.getDims()) constraint.dims.push_back(to_index(d));
+    for (uint32_t v : c.getVars()) constraint.vars.push_back(to_index(v));
     rule.constraints.push_back(std::move(constraint));
   }
   try {

@@ -204,10 +204,21 @@ struct RuleMatcher::Search {
       if (!attrs_match(rule.source[p], op.type, op.attrs, st.binding)) return;
     }
     if (!binding_admitted(rule, st.binding)) return;
+    if (!siblings_admitted(st)) return;
     if (!outputs_private(st)) return;
     if (!target_fits(st)) return;
     RuleMatch m{rule_id, st.ops, st.vars, st.binding};
     out.push_back(std::move(m));
+  }
+
+  // Sibling inputs: two distinct outputs of one (non-leaf) op.
+  bool siblings_admitted(const State& st) const {
+    for (const RuleConstraint& c : rule.constraints) {
+      if (c.kind != ConstraintKind::SiblingInputs) continue;
+      const TensorRef a = st.vars[static_cast<size_t>(c.vars[0])], b = st.vars[static_cast<size_t>(c.vars[1])];
+      if (a.op != b.op || a.index == b.index || graph.op(a.op).is_leaf()) return false;
+    }
+    return true;
   }
 
   // Matched outputs the rule does not map may only feed matched ops.

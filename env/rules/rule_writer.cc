@@ -68,7 +68,12 @@ void RuleWriter::constraint(ConstraintKind kind, std::vector<int32_t> params, st
     if (!d.is_symbol()) throw GraphError("rule '" + rule_.name + "': a constraint relates dim symbols, not literals");
     symbols.push_back(d.symbol);
   }
-  rule_.constraints.push_back({kind, std::move(params), std::move(symbols)});
+  rule_.constraints.push_back({kind, std::move(params), std::move(symbols), {}});
+}
+
+void RuleWriter::siblings(PatternRef a, PatternRef b) {
+  if (!a.is_var() || !b.is_var()) throw GraphError("rule '" + rule_.name + "': sibling inputs must be variables");
+  rule_.constraints.push_back({ConstraintKind::SiblingInputs, {}, {}, {a.var, b.var}});
 }
 
 Rule RuleWriter::finish() {

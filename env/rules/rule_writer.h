@@ -39,6 +39,8 @@ class RuleWriter {
 
   void output(PatternRef source_tensor, PatternRef target_tensor);
   void constraint(ConstraintKind kind, std::vector<int32_t> params, std::vector<DimTerm> dims = {});
+  // Two variables that must be outputs of one op (ConstraintKind::SiblingInputs).
+  void siblings(PatternRef a, PatternRef b);
 
   // Sorts attributes by key and checks every reference (GraphError if wrong).
   Rule finish();

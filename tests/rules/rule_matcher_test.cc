@@ -62,7 +62,7 @@ TEST_P(HandWrittenNegative, NearMissesDoNotMatch) {
   // 1. An intermediate result also used outside the pattern.
   for (OpId id = 0; id < static_cast<OpId>(base->num_ops()); ++id) {
     const Op& op = base->op(id);
-    if (op.is_leaf()) continue;
+    if (op.is_leaf() || op.name == "siblings.split") continue;  // the split is outside the pattern
     bool is_output = false;
     for (const GraphOutput& o : base->outputs()) is_output = is_output || o.ref.op == id;
     if (is_output) continue;
@@ -100,6 +100,17 @@ TEST_P(HandWrittenNegative, NearMissesDoNotMatch) {
     ++negatives;
     break;
   }
+  // 4. Sibling inputs taken from two ops instead of one.
+  for (OpId id = 0; id < static_cast<OpId>(base->num_ops()); ++id) {
+    if (base->op(id).name != "siblings.split") continue;
+    Graph g = *base;
+    const TensorRef first{g.add_input("apart0", g.info({id, 0})), 0};
+    const TensorRef second{g.add_input("apart1", g.info({id, 1})), 0};
+    g.replace_uses({id, 0}, first);
+    g.replace_uses({id, 1}, second);
+    EXPECT_EQ(matches_of(matcher, g, 0), 0u) << rule.name << ": matched inputs that are not siblings";
+    ++negatives;
+  }
   EXPECT_GE(negatives, 1) << rule.name << " has no negative test";
 }
 
@@ -110,6 +121,32 @@ INSTANTIATE_TEST_SUITE_P(AllHandWritten, HandWrittenNegative, ::testing::Range<s
                              if (c == '-') c = '_';
                            return name;
                          });
+
+// A merge of parallel elementwise ops takes sibling inputs only: two
+// pieces of one Split match, the same shapes from two ops do not.
+TEST(RuleMatcher, SiblingInputsMustComeFromOneOp) {
+  const Rule& rule = testing::default_rule("merge-parallel-add-bias-rank3");
+  const RuleMatcher matcher({rule});
+  auto build = [](bool siblings) {
+    GraphBuilder b(1);
+    TensorRef x1, x2;
+    if (siblings) {
+      TensorRef x = b.input("x", {1, 4, 12});
+      Attributes attrs = {{AttrKey::Axis, int64_t{2}}, {AttrKey::Split, std::vector<int64_t>{4, 8}}};
+      std::vector<TensorRef> pieces = b.add(OpType::Split, {x}, attrs);
+      x1 = pieces[0];
+      x2 = pieces[1];
+    } else {
+      x1 = b.input("x1", {1, 4, 4});
+      x2 = b.input("x2", {1, 4, 8});
+    }
+    b.output(b.add1(OpType::Add, {x1, b.random_weight({4}, -1, 1)}), "a");
+    b.output(b.add1(OpType::Add, {x2, b.random_weight({8}, -1, 1)}), "b");
+    return b.finish();
+  };
+  EXPECT_GE(matches_of(matcher, build(true), 0), 1u);
+  EXPECT_EQ(matches_of(matcher, build(false), 0), 0u);
+}
 
 // Merging two convs where one reads the other's result would make the
 // merged conv its own input: it must not match.
