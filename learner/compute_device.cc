@@ -20,7 +20,7 @@ ResolvedDevice resolve_compute_device(const std::string& requested, const std::s
     r.note = key + " is " + requested + ", but this graphworld's LibTorch " +
              (torch::cuda::device_count() == 0 && !at::hasCUDA() ? std::string("was built without CUDA")
                                                                  : std::string("sees no GPU")) +
-             ": training on the CPU (build against a CUDA LibTorch on a GPU machine, see DESIGN.md, to use one)";
+             ": training on the CPU (build against a CUDA LibTorch on a GPU machine, see docs/architecture.md, to use one)";
     return r;
   }
   const int64_t count = static_cast<int64_t>(torch::cuda::device_count());

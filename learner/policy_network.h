@@ -1,6 +1,6 @@
 // The agent's network: a graph encoder (message passing over edges, nodes
 // and globals, in the style of graph_nets) and a two-level policy with a
-// value head (../shared/DESIGN.md, Learning).
+// value head (docs/architecture.md).
 //
 //   xfer head      logits over the N rules plus NO-OP from the graph's
 //                  embedding; masked xfers get probability exactly 0.
