@@ -17,10 +17,12 @@
 #include "common/json_writer.h"
 #include "common/process_memory.h"
 #include "env/cost/analytic_cost_model.h"
+#include "env/cost/cost_model_factory.h"
 #include "env/gym/observation.h"
 #include "env/rules/rule_library.h"
 #include "launch/bench_commands.h"
 #include "launch/commands.h"
+#include "launch/cost_options.h"
 #include "launch/store_episodes.h"
 #include "launch/training_setup.h"
 #include "learner/compute_device.h"
@@ -236,8 +238,15 @@ int agent(const CliArgs& args) {
   if (graphs_arg.empty()) throw UsageError("worldmodel agent needs --graphs G[,G...] (zoo names or ONNX files)");
   const ComputeThreads threads(thread_option(args, 1));
   const std::vector<TrainingGraph> graphs = load_training_graphs(split_comma_list(graphs_arg));
-  const std::string rates = args.value_or("--rates", "");
-  AnalyticCostModel cost = rates.empty() ? AnalyticCostModel() : AnalyticCostModel(load_analytic_rates(rates));
+  CostModelOptions cost_options = cost_options_from(args);
+  // The agent's analytic default is the built-in rates, not a calibrated file
+  // in the cache, so that its figures are the same on every machine.
+  if (cost_options.kind == "analytic" && cost_options.rates_path.empty()) cost_options.rates_path = "builtin";
+  if (cost_options.kind == "measured" || cost_options.kind == "cuda")
+    throw UsageError("worldmodel agent prices with --cost analytic or --cost gpu (deterministic models); '" +
+                     cost_options.kind + "' measures on this machine and would make its rounds irreproducible");
+  const std::unique_ptr<CostModel> cost_model = make_cost_model(cost_options);
+  CostModel& cost = *cost_model;
   const RuleLibrary& library = default_rule_library();
   const RuleMatcher matcher(library.rules);
   GraphEnvOptions env_options;
@@ -297,7 +306,8 @@ int agent(const CliArgs& args) {
   if (!out_dir.empty()) result.model->save(out_dir + "/world_model.gwworld");
   if (json_out) {
     JsonWriter json;
-    json.begin_object().key("rounds").begin_array();
+    json.begin_object().key("cost_model").value(cost.name()).key("cost_description").value(cost.description());
+    json.key("rounds").begin_array();
     for (const ModelBasedRound& r : result.rounds) {
       json.begin_object()
           .key("round").value(static_cast<int64_t>(r.round))
@@ -378,6 +388,10 @@ Subcommand worldmodel_command() {
                {"--device", "", "DEV", "bench: cpu (default) or cuda[:N], where this LibTorch has CUDA and sees a GPU"},
                {"--tau", "", "TAU", "bench, agent: mixture temperature (default 1.0)"},
                {"--graphs", "", "LIST", "agent: zoo names or ONNX files"},
+               {"--cost", "", "MODEL", "agent: analytic (default) or gpu (a named GPU, its measured table first)"},
+               {"--gpu", "", "NAME", "agent, with --cost gpu: h100-sxm (default), a100-sxm, v100-sxm or a profile YAML"},
+               {"--gpu-table", "", "FILE", "agent, with --cost gpu: a measured table, or 'none' for the model alone\n"
+                                           "(default: the table shipped in configs/gpu/ for the GPU, if any)"},
                {"--rates", "", "FILE", "agent: analytic cost rates (default: built-in)"},
                {"--max-steps", "", "N", "agent: episode horizon (default 200)"},
                {"--rounds", "", "N", "agent: rounds (default 6)"},

@@ -26,6 +26,11 @@ class ActorRegistry {
   std::vector<uint32_t> newly_lost(Clock::time_point now);
 
   int32_t alive() const;
+  // A resumed learner goes on from the run's counts (its checkpoint's).
+  void continue_counts(int64_t joins, int64_t losses) {
+    joins_ = joins;
+    losses_ = losses;
+  }
   int64_t joins() const { return joins_; }
   int64_t losses() const { return losses_; }
   // The routing identities of the live actors (for broadcasts like stop).

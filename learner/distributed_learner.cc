@@ -135,6 +135,9 @@ struct DistributedLearner::Impl {
     c.env_steps = env_steps;
     c.episodes = episodes;
     c.wall_s = wall_s;
+    counters.actor_joins = actors.joins();
+    counters.actor_losses = actors.losses();
+    c.learner_counters = counters;
     return write_checkpoint_file(run_dir, version(), c, static_cast<int>(options.keep_checkpoints));
   }
 
@@ -347,6 +350,8 @@ DistributedLearner::DistributedLearner(const Config& config, DistributedLearnerO
     s.env_steps = saved.env_steps;
     s.episodes = saved.episodes;
     s.wall_s = saved.wall_s;
+    s.counters = saved.learner_counters;
+    s.actors.continue_counts(saved.learner_counters.actor_joins, saved.learner_counters.actor_losses);
     truncate_metrics(run_dir + "/metrics.jsonl", saved.updates);
     // A model-based run rebuilds what it learned from out of the store,
     // read before the writer takes it over.

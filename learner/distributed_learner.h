@@ -26,6 +26,7 @@
 
 #include "common/config.h"
 #include "common/transport.h"
+#include "learner/learner_counters.h"
 #include "learner/learner_extension.h"
 #include "learner/trainer.h"
 
@@ -63,20 +64,11 @@ struct DistributedLearnerOptions {
   DataParallelGroup* data_parallel = nullptr;
 };
 
-// Counters beyond PPO's, reported in every metrics row.
-struct LearnerCounters {
-  int64_t messages = 0;            // trajectory messages accepted
-  int64_t refused_messages = 0;    // failed decoding or validation, on any socket
-  int64_t stale_samples = 0;       // dropped for exceeding max_policy_lag
-  double lag_sum = 0;              // over accepted samples, for the mean lag
-  int64_t lag_samples = 0;
-  int64_t actor_joins = 0, actor_losses = 0;
-};
-
 class DistributedLearner {
  public:
   // Binds the transport and writes RUN/endpoints; a resume starts from the
-  // newest checkpoint (or `checkpoint`) and appends to the existing store.
+  // newest checkpoint (or `checkpoint`), its counters included, and appends
+  // to the existing store.
   // Refusals as Trainer's.
   DistributedLearner(const Config& config, DistributedLearnerOptions options, const std::string& run_dir, bool resume,
                      const std::string& checkpoint = "");

@@ -61,6 +61,13 @@ std::string write_checkpoint_file(const std::string& run_dir, int64_t updates, c
   archive.write("config", bytes_to_tensor(c.config.to_yaml()));
   archive.write("counters", torch::tensor({c.env_steps, c.episodes, static_cast<int64_t>(std::llround(c.wall_s * 1e6))},
                                           torch::kInt64));
+  const LearnerCounters& k = c.learner_counters;
+  // Doubles: every count stays exact below 2^53, and lag_sum is fractional.
+  archive.write("learner_counters",
+                torch::tensor({static_cast<double>(k.messages), static_cast<double>(k.refused_messages),
+                               static_cast<double>(k.stale_samples), k.lag_sum, static_cast<double>(k.lag_samples),
+                               static_cast<double>(k.actor_joins), static_cast<double>(k.actor_losses)},
+                              torch::kFloat64));
   const std::string dir = run_dir + "/checkpoints";
   const std::string path = dir + "/" + kCheckpointPrefix + "-" + std::to_string(updates) + ".ckpt";
   write_checked_file(path, kCheckpointKind, archive_to_bytes(archive));
@@ -93,6 +100,20 @@ CheckpointContents read_checkpoint(const std::string& path) {
   c.actor_parameters = read_bytes(archive, "actor", path);
   c.rule_library_hash = read_bytes(archive, "rule_library_hash", path);
   c.num_xfers = static_cast<int32_t>(read_tensor(archive, "num_xfers", path).item<int64_t>());
+  torch::Tensor learner_counters;
+  if (archive.try_read("learner_counters", learner_counters)) {  // absent in older checkpoints: zeros
+    if (learner_counters.numel() != 7 || learner_counters.scalar_type() != torch::kFloat64)
+      throw FormatError(path + ": 'learner_counters' is not 7 float64 entries; the file is damaged");
+    const auto n = learner_counters.accessor<double, 1>();
+    LearnerCounters& k = c.learner_counters;
+    k.messages = static_cast<int64_t>(n[0]);
+    k.refused_messages = static_cast<int64_t>(n[1]);
+    k.stale_samples = static_cast<int64_t>(n[2]);
+    k.lag_sum = n[3];
+    k.lag_samples = static_cast<int64_t>(n[4]);
+    k.actor_joins = static_cast<int64_t>(n[5]);
+    k.actor_losses = static_cast<int64_t>(n[6]);
+  }
   torch::serialize::InputArchive learner;
   archive_from_bytes(learner, c.learner_state, path + " (learner state)");
   c.updates = read_tensor(learner, "version", path).item<int64_t>();

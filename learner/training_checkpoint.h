@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/config.h"
+#include "learner/learner_counters.h"
 
 namespace graphworld {
 
@@ -22,6 +23,9 @@ struct CheckpointContents {
   int32_t num_xfers = 0;
   int64_t updates = 0, env_steps = 0, episodes = 0;  // updates: read from learner_state
   double wall_s = 0;
+  // The distributed learner's counters (zero for the in-process Trainer,
+  // and when read from a checkpoint written before they were kept).
+  LearnerCounters learner_counters;
 };
 
 // Writes RUN/checkpoints/ckpt-UPDATES.ckpt and keeps the newest `keep`;

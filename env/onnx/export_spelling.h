@@ -6,7 +6,7 @@
 // Conv + BatchNorm / activation / residual Add, MatMul + Add + activation
 // into one Gemm, and convolutions kept in a blocked channel layout (NCHWc)
 // from one conv to the next. Evidence (onnxruntime's optimised-graph dumps,
-// README "Results"): a merged conv read through a channel Split cannot fuse
+// docs/benchmarks/results.md): a merged conv read through a channel Split cannot fuse
 // the BatchNorm or activation that follows each piece, and the Split forces
 // a layout conversion out of and back into NCHWc; a MatMul whose Add a
 // rewrite removed can no longer become a Gemm with its activation fused; an

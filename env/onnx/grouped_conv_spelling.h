@@ -6,12 +6,12 @@
 // otherwise it falls back to one small im2col GEMM per group and converts
 // the layout on both sides. ResNeXt's 32x4d convs (4 and 8 channels per
 // group) run 5-6x fewer FLOP/s that way than the dense convs around them
-// (onnxruntime's profile, README "Results"). The same conv with `factor`
+// (onnxruntime's profile, docs/benchmarks/results.md). The same conv with `factor`
 // neighbouring groups merged into one, its kernel block-diagonal within the
 // merged group (zeros where a channel did not read another group), computes
 // the same outputs: each output channel still sums the same products, and
 // the added terms are exact zeros. It costs `factor` times the FLOPs, which
-// the blocked kernel repays for factors up to 4 (README "Results": the
+// the blocked kernel repays for factors up to 4 (docs/benchmarks/results.md: the
 // measurements, and where it does not pay: onnxruntime with its graph
 // optimisations off, cuDNN).
 //

@@ -2,7 +2,8 @@
 // learner and two actor processes on loopback. Training learns; every
 // step is in the HDF5 store; an actor killed with SIGKILL is
 // restarted and rejoins; a learner killed with SIGKILL is restarted from
-// its checkpoint and the actors find it again; Ctrl-C stops everything
+// its checkpoint, goes on with the run's counters, and the actors find it
+// again; Ctrl-C stops everything
 // within 10 s; garbage sent to the learner's sockets is counted and
 // dropped. Tests end only the processes they started.
 #include <gtest/gtest.h>
@@ -168,6 +169,25 @@ TEST(Distributed, ALearnerKilledMidRunResumesAndActorsReconnect) {
   const std::string log = testing::scratch_dir() + "/dist-kill-learner.log";
   const pid_t launcher = start_background(train_command(run, 200000), log);
   ASSERT_TRUE(wait_for(120, [&] { return read_metrics(run).size() >= 6; })) << read_file(log);
+  // Counters the resumed learner must go on from: a few refused messages,
+  // then enough updates that a checkpoint (every 4) holds them.
+  constexpr int kGarbage = 5;
+  {
+    ActorTransport intruder(endpoints_from_text(read_file(run + "/endpoints"), "endpoints"), "intruder", {});
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    for (int i = 0; i < kGarbage; ++i) {
+      Stopwatch clock;
+      intruder.send_trajectory(std::string(64 + i, '\x5a'), [&] { return clock.elapsed_s() > 15; });
+    }
+    ASSERT_TRUE(wait_for(90, [&] {
+      const std::vector<MetricsRow> rows = read_metrics(run);
+      return !rows.empty() && rows.back().refused >= kGarbage;
+    })) << read_file(log);
+  }
+  const int64_t refused_at = read_metrics(run).back().update;
+  ASSERT_TRUE(wait_for(90, [&] { return read_metrics(run).back().update >= refused_at + 4; })) << read_file(log);
+  const MetricsRow counted = read_metrics(run).back();
+  ASSERT_GE(counted.joins, 2);
   const pid_t learner = find_process("learner .*--run " + run);
   ASSERT_GT(learner, 0);
   ::kill(learner, SIGKILL);
@@ -181,6 +201,11 @@ TEST(Distributed, ALearnerKilledMidRunResumesAndActorsReconnect) {
     const std::vector<MetricsRow> rows = read_metrics(run);
     return !rows.empty() && rows.back().update >= before + 3 && rows.back().actors_alive == 2;
   })) << read_file(log);
+  // The run's counters went on from the checkpoint: the refusals are still
+  // counted, and the two actors' reconnections add to their first joins.
+  const MetricsRow resumed = read_metrics(run).back();
+  EXPECT_GE(resumed.refused, kGarbage) << read_file(run + "/metrics.jsonl");
+  EXPECT_GE(resumed.joins, 4) << read_file(run + "/metrics.jsonl");
   ::kill(launcher, SIGINT);
   EXPECT_TRUE(launcher_ended(launcher, 15)) << read_file(log);
   // The store survived the kill: it opens, and holds every step of the

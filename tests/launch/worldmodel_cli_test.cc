@@ -1,6 +1,7 @@
 // `graphworld worldmodel` on the store of a real run: offline training with
-// per-head held-out losses, evaluation, description; damaged stores and
-// world-model files are refused with the file named.
+// per-head held-out losses, evaluation, description; the model-based agent
+// under the gpu cost model; damaged stores and world-model files are
+// refused with the file named.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -74,6 +75,27 @@ TEST(WorldModelCli, TrainsFromARunsStoreAndEvaluatesOnIt) {
       << out;
   EXPECT_EQ(run_command(graphworld_binary() + " worldmodel bench " + model + " --device tpu", &out), 2) << out;
   EXPECT_NE(out.find("--device must be cpu, cuda or cuda:N"), std::string::npos) << out;
+}
+
+// The model-based agent takes the cost models a search takes: a named GPU
+// priced from its measured table, deterministic on any machine; measuring
+// ones are refused, saying why.
+TEST(WorldModelCli, TheAgentPricesWithTheGpuCostModel) {
+  const std::string agent = graphworld_binary() +
+                            " worldmodel agent --graphs squeezenet1.1 --rounds 1 --random-episodes 2 --random-steps 20"
+                            " --dream-updates 4 --hidden 32 --calibration-episodes 0 --json";
+  std::string gpu, analytic;
+  ASSERT_EQ(run_command(agent + " --cost gpu --gpu h100-sxm", &gpu), 0) << gpu;
+  EXPECT_NE(gpu.find("\"cost_model\":\"gpu\""), std::string::npos) << gpu;
+  EXPECT_NE(gpu.find("h100"), std::string::npos) << gpu;
+  EXPECT_GE(number_after(gpu, "real_reduction"), 0) << gpu;
+  ASSERT_EQ(run_command(agent, &analytic), 0) << analytic;
+  EXPECT_NE(analytic.find("\"cost_model\":\"analytic\""), std::string::npos) << analytic;
+  std::string out;
+  EXPECT_EQ(run_command(agent + " --cost measured", &out), 2) << out;
+  EXPECT_NE(out.find("--cost analytic or --cost gpu"), std::string::npos) << out;
+  EXPECT_EQ(run_command(agent + " --gpu h100-sxm", &out), 2) << out;
+  EXPECT_NE(out.find("add --cost gpu"), std::string::npos) << out;
 }
 
 TEST(WorldModelCli, DamagedStoresAndModelsAreRefusedNamingTheFile) {

@@ -13,6 +13,7 @@
 #include "env/search/search.h"
 #include "learner/policy_rollouts.h"
 #include "learner/trainer.h"
+#include "learner/training_checkpoint.h"
 #include "tests/learner/training_fixture.h"
 
 namespace graphworld {
@@ -187,6 +188,33 @@ TEST(Trainer, MetricsCountTheGpuModelsTableHitsAndFallbacks) {
   EXPECT_NE(row.find("\"cost_table_hits\":0"), std::string::npos) << row;
   EXPECT_NE(row.find("\"cost_model_fallbacks\":"), std::string::npos) << row;
   EXPECT_EQ(row.find("\"cost_model_fallbacks\":0,"), std::string::npos) << row;
+}
+
+// A checkpoint keeps the distributed learner's counters exactly, so a
+// resumed learner goes on counting; the in-process Trainer's hold zeros.
+TEST(Trainer, CheckpointsKeepTheLearnersCounters) {
+  auto cost = testing::gpu_like_cost();
+  const std::string dir = testing::fresh_dir("checkpoint-counters");
+  {
+    Trainer t(testing::small_training_config({"train.total_env_steps=64"}), testing::zoo_graphs({"squeezenet1.1"}),
+              default_matcher(), *cost, dir, false);
+    t.run();
+  }
+  CheckpointContents contents = read_checkpoint(newest_checkpoint(dir));
+  EXPECT_EQ(contents.learner_counters.refused_messages, 0);
+  EXPECT_EQ(contents.learner_counters.actor_joins, 0);
+  contents.learner_counters = {12345, 450, 77, 1234.5, 900, 6, 3};
+  const std::string path = write_checkpoint_file(dir, contents.updates + 1, contents, 5);
+  const CheckpointContents again = read_checkpoint(path);
+  const LearnerCounters& k = again.learner_counters;
+  EXPECT_EQ(k.messages, 12345);
+  EXPECT_EQ(k.refused_messages, 450);
+  EXPECT_EQ(k.stale_samples, 77);
+  EXPECT_DOUBLE_EQ(k.lag_sum, 1234.5);
+  EXPECT_EQ(k.lag_samples, 900);
+  EXPECT_EQ(k.actor_joins, 6);
+  EXPECT_EQ(k.actor_losses, 3);
+  EXPECT_EQ(again.env_steps, contents.env_steps);
 }
 
 TEST(Trainer, RefusesDamagedCheckpointsAndChangedSettings) {
