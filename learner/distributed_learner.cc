@@ -135,9 +135,7 @@ struct DistributedLearner::Impl {
     c.env_steps = env_steps;
     c.episodes = episodes;
     c.wall_s = wall_s;
-    counters.actor_joins = actors.joins();
-    counters.actor_losses = actors.losses();
-    c.learner_counters = counters;
+    c.learner_counters = counters_now();
     return write_checkpoint_file(run_dir, version(), c, static_cast<int>(options.keep_checkpoints));
   }
 
@@ -223,10 +221,16 @@ struct DistributedLearner::Impl {
     }
   }
 
-  // The learner's own numbers, after the fixed ones of a metrics row.
-  void add_counters(UpdateReport& report) {
+  // The counters with the registry's join and loss counts, which it keeps.
+  const LearnerCounters& counters_now() {
     counters.actor_joins = actors.joins();
     counters.actor_losses = actors.losses();
+    return counters;
+  }
+
+  // The learner's own numbers, after the fixed ones of a metrics row.
+  void add_counters(UpdateReport& report) {
+    counters_now();
     std::vector<std::pair<std::string, double>> own = {{"actors_alive", actors.alive()},
         {"actor_joins", static_cast<double>(counters.actor_joins)},
         {"actor_losses", static_cast<double>(counters.actor_losses)},
