@@ -43,39 +43,64 @@ bool is_shape_only_op(OpType type) {
   }
 }
 
-bool is_elementwise_binary(OpType type) {
-  switch (type) {
-    case OpType::Add:
-    case OpType::Sub:
-    case OpType::Mul:
-    case OpType::Div:
-    case OpType::Pow:
-      return true;
-    default:
-      return false;
+namespace {
+
+using Shape_ = ElementwiseShape;
+
+// FLOPs per output element are those of the analytic cost model: one per
+// add, multiply or compare; more for ops computed by series (Erf, Gelu,
+// Pow's exp/log, Softplus, Mish).
+constexpr ElementwiseOp kElementwiseOps[] = {
+    // type                 inputs   shape               float  flops
+    {OpType::Add,           2, 2,    Shape_::Broadcast,  false, 1},
+    {OpType::Sub,           2, 2,    Shape_::Broadcast,  false, 1},
+    {OpType::Mul,           2, 2,    Shape_::Broadcast,  false, 1},
+    {OpType::Div,           2, 2,    Shape_::Broadcast,  false, 1},
+    {OpType::Pow,           2, 2,    Shape_::Broadcast,  false, 8},
+    {OpType::Max,           1, -1,   Shape_::Broadcast,  false, 1},
+    {OpType::Min,           1, -1,   Shape_::Broadcast,  false, 1},
+    {OpType::Mean,          1, -1,   Shape_::Broadcast,  true,  1},
+    {OpType::Sqrt,          1, 1,    Shape_::Same,       true,  2},
+    {OpType::Relu,          1, 1,    Shape_::Same,       true,  1},
+    {OpType::Sigmoid,       1, 1,    Shape_::Same,       true,  4},
+    {OpType::Tanh,          1, 1,    Shape_::Same,       true,  4},
+    {OpType::Clip,          1, 1,    Shape_::Same,       true,  1},
+    {OpType::Erf,           1, 1,    Shape_::Same,       true,  8},
+    {OpType::Gelu,          1, 1,    Shape_::Same,       true,  10},
+    {OpType::HardSigmoid,   1, 1,    Shape_::Same,       true,  2},
+    {OpType::HardSwish,     1, 1,    Shape_::Same,       true,  3},
+    {OpType::LeakyRelu,     1, 1,    Shape_::Same,       true,  2},
+    {OpType::Softplus,      1, 1,    Shape_::Same,       true,  8},
+    {OpType::Mish,          1, 1,    Shape_::Same,       true,  14},
+    {OpType::Identity,      1, 1,    Shape_::Same,       false, 0},
+    {OpType::Dropout,       1, 1,    Shape_::Same,       false, 0},
+    {OpType::PRelu,         2, 2,    Shape_::FirstInput, true,  2},
+};
+
+// Indexed by OpType, built once from the list above.
+struct ElementwiseIndex {
+  std::array<const ElementwiseOp*, kNumOpTypes> row{};
+  ElementwiseIndex() {
+    for (const ElementwiseOp& op : kElementwiseOps) row[static_cast<size_t>(op.type)] = &op;
   }
+};
+
+}  // namespace
+
+const ElementwiseOp* elementwise_op(OpType type) {
+  static const ElementwiseIndex index;
+  auto i = static_cast<size_t>(type);
+  return i < index.row.size() ? index.row[i] : nullptr;
+}
+
+bool is_elementwise_binary(OpType type) {
+  const ElementwiseOp* op = elementwise_op(type);
+  return op != nullptr && op->shape == ElementwiseShape::Broadcast && op->max_inputs == 2;
 }
 
 bool is_elementwise_unary(OpType type) {
-  switch (type) {
-    case OpType::Relu:
-    case OpType::Sigmoid:
-    case OpType::Tanh:
-    case OpType::Clip:
-    case OpType::Erf:
-    case OpType::Gelu:
-    case OpType::Sqrt:
-    case OpType::Identity:
-    case OpType::Dropout:
-    case OpType::HardSigmoid:
-    case OpType::HardSwish:
-    case OpType::LeakyRelu:
-    case OpType::Softplus:
-    case OpType::Mish:
-      return true;
-    default:
-      return false;
-  }
+  const ElementwiseOp* op = elementwise_op(type);
+  return op != nullptr && op->max_inputs == 1;
 }
 
 }  // namespace graphworld

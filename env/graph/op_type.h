@@ -81,6 +81,30 @@ std::optional<OpType> op_type_from_name(std::string_view name);
 // Ops whose output is only a view of their input's memory when the layout
 // allows it (cost models treat those as free).
 bool is_shape_only_op(OpType type);
+
+// The elementwise ops, one row each: the one place that says how many inputs
+// an elementwise op takes, how its output's shape and type follow from them
+// and how much arithmetic it does per output element. Shape inference and
+// work counts (env/ops/op_schema.cc) read it; the ATen kernels, ONNX import
+// and export, and the CUDA timer dispatch per op as each backend must.
+enum class ElementwiseShape : uint8_t {
+  Same,        // one input; the output has its shape and type
+  Broadcast,   // numpy broadcast over every input, all of one type
+  FirstInput,  // the output is shaped as the first input; the second broadcasts to it (PRelu's slope)
+};
+struct ElementwiseOp {
+  OpType type;
+  int min_inputs;
+  int max_inputs;  // -1: any number
+  ElementwiseShape shape;
+  bool float_only;          // refuses inputs other than float32
+  double flops_per_output;  // per output element (per output element and input for variadic ops)
+};
+
+// The row of `type`, or nullptr when `type` is not elementwise.
+const ElementwiseOp* elementwise_op(OpType type);
+// Elementwise ops of two broadcast inputs (Add, Sub, Mul, Div, Pow) and of one
+// input (activations, Sqrt, Identity, Dropout).
 bool is_elementwise_binary(OpType type);
 bool is_elementwise_unary(OpType type);
 

@@ -200,6 +200,31 @@ TensorInfo infer_tile(const Attributes& attrs, const TensorInfo& in, std::string
   return {in.dtype, out};
 }
 
+// Output of an op of the elementwise list (env/graph/op_type.h).
+TensorInfo infer_elementwise(const ElementwiseOp& op, const std::vector<TensorInfo>& in, std::string_view name) {
+  const OpType t = op.type;
+  const std::string what = std::string(op_type_name(t)) + " '" + std::string(name) + "'";
+  if (op.float_only) require_float(t, name, in);
+  switch (op.shape) {
+    case ElementwiseShape::Same:
+      return in[0];
+    case ElementwiseShape::FirstInput:
+      if (broadcast_shapes(in[0].shape, in[1].shape, what) != in[0].shape)
+        fail(t, name, "input " + shape_to_string(in[1].shape) + " must broadcast to the first input " +
+                          shape_to_string(in[0].shape));
+      return in[0];
+    case ElementwiseShape::Broadcast:
+      break;
+  }
+  Shape out = in[0].shape;
+  for (size_t k = 1; k < in.size(); ++k) {
+    if (in[k].dtype != in[0].dtype)
+      fail(t, name, "input types differ: " + dtype_name(in[0].dtype) + " and " + dtype_name(in[k].dtype));
+    out = broadcast_shapes(out, in[k].shape, what);
+  }
+  return {in[0].dtype, out};
+}
+
 }  // namespace
 
 int64_t normalize_axis(int64_t axis, int64_t rank, std::string_view what) {
@@ -236,6 +261,7 @@ int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t p
 }
 
 OpArity op_arity(OpType type) {
+  if (const ElementwiseOp* elementwise = elementwise_op(type)) return {elementwise->min_inputs, elementwise->max_inputs};
   switch (type) {
     case OpType::Input:
     case OpType::Weight: return {0, 0};
@@ -243,17 +269,8 @@ OpArity op_arity(OpType type) {
     case OpType::Gemm: return {2, 3};
     case OpType::LayerNorm: return {2, 3};
     case OpType::BatchNorm: return {5, 5};
-    case OpType::MatMul:
-    case OpType::Add:
-    case OpType::Sub:
-    case OpType::Mul:
-    case OpType::Div:
-    case OpType::Pow: return {2, 2};
-    case OpType::Concat:
-    case OpType::Max:
-    case OpType::Min:
-    case OpType::Mean: return {1, -1};
-    case OpType::PRelu:
+    case OpType::MatMul: return {2, 2};
+    case OpType::Concat: return {1, -1};
     case OpType::Gather: return {2, 2};
     case OpType::ConvTranspose: return {2, 3};
     default: return {1, 1};
@@ -295,26 +312,6 @@ std::vector<TensorInfo> infer_outputs(OpType t, const Attributes& attrs, const s
         fail(t, name, "bias " + shape_to_string(in[2].shape) + " does not broadcast to " + shape_to_string(out));
       return {{DType::Float32, out}};
     }
-    case OpType::Add:
-    case OpType::Sub:
-    case OpType::Mul:
-    case OpType::Div:
-    case OpType::Pow:
-      if (in[0].dtype != in[1].dtype)
-        fail(t, name, "input types differ: " + dtype_name(in[0].dtype) + " and " + dtype_name(in[1].dtype));
-      return {{in[0].dtype, broadcast_shapes(in[0].shape, in[1].shape, what)}};
-    case OpType::Sqrt:
-    case OpType::Relu:
-    case OpType::Sigmoid:
-    case OpType::Tanh:
-    case OpType::Clip:
-    case OpType::Erf:
-    case OpType::Gelu:
-      require_float(t, name, in);
-      return {in[0]};
-    case OpType::Identity:
-    case OpType::Dropout:
-      return {in[0]};
     case OpType::Softmax:
       require_float(t, name, in);
       normalize_axis(attrs.get_int(AttrKey::Axis, -1), in[0].rank(), what);
@@ -481,38 +478,16 @@ std::vector<TensorInfo> infer_outputs(OpType t, const Attributes& attrs, const s
           fail(t, name, "cannot centre kernel " + shape_to_string(in[0].shape) + " in " + shape_to_string(kernel));
       return {{DType::Float32, {in[0].shape[0], in[0].shape[1], kernel[0], kernel[1]}}};
     }
-    case OpType::HardSigmoid:
-    case OpType::HardSwish:
-    case OpType::LeakyRelu:
-    case OpType::Softplus:
-    case OpType::Mish:
-      require_float(t, name, in);
-      return {in[0]};
-    case OpType::PRelu:
-      require_float(t, name, in);
-      if (broadcast_shapes(in[0].shape, in[1].shape, what) != in[0].shape)
-        fail(t, name, "slope " + shape_to_string(in[1].shape) + " must broadcast to the input " + shape_to_string(in[0].shape));
-      return {in[0]};
     case OpType::Resize:
       return {infer_resize(attrs, in[0], name)};
     case OpType::ConvTranspose:
       return {infer_conv_transpose(attrs, in, name)};
-    case OpType::Max:
-    case OpType::Min:
-    case OpType::Mean: {
-      if (t == OpType::Mean) require_float(t, name, in);
-      Shape out = in[0].shape;
-      for (size_t k = 1; k < in.size(); ++k) {
-        if (in[k].dtype != in[0].dtype) fail(t, name, "input types differ: " + shapes_text(in));
-        out = broadcast_shapes(out, in[k].shape, what);
-      }
-      return {{in[0].dtype, out}};
-    }
     case OpType::Gather:
       return {infer_gather(attrs, in, name)};
     case OpType::Tile:
       return {infer_tile(attrs, in[0], name)};
-    case OpType::kCount:
+    default:
+      if (const ElementwiseOp* elementwise = elementwise_op(t)) return {infer_elementwise(*elementwise, in, name)};
       break;
   }
   fail(t, name, "unknown op type");
@@ -545,18 +520,6 @@ OpWork op_work(OpType type, const Attributes& attrs, const std::vector<TensorInf
       work.flops = 2.0 * out_elems * static_cast<double>(k) + out_elems + activation;
       break;
     }
-    case OpType::Add:
-    case OpType::Sub:
-    case OpType::Mul:
-    case OpType::Div:
-    case OpType::Relu:
-    case OpType::Clip: work.flops = out_elems; break;
-    case OpType::Sqrt: work.flops = 2 * out_elems; break;
-    case OpType::Sigmoid:
-    case OpType::Tanh: work.flops = 4 * out_elems; break;
-    case OpType::Erf:
-    case OpType::Pow: work.flops = 8 * out_elems; break;
-    case OpType::Gelu: work.flops = 10 * out_elems; break;
     case OpType::Softmax: work.flops = 5 * out_elems; break;
     case OpType::LayerNorm: work.flops = 8 * out_elems; break;
     case OpType::BatchNorm: work.flops = 2 * out_elems; break;
@@ -569,12 +532,6 @@ OpWork op_work(OpType type, const Attributes& attrs, const std::vector<TensorInf
     case OpType::GlobalAvgPool:
     case OpType::ReduceMean:
     case OpType::ReduceSum: work.flops = in_elems; break;
-    case OpType::HardSigmoid:
-    case OpType::LeakyRelu:
-    case OpType::PRelu: work.flops = 2 * out_elems; break;
-    case OpType::HardSwish: work.flops = 3 * out_elems; break;
-    case OpType::Softplus: work.flops = 8 * out_elems; break;
-    case OpType::Mish: work.flops = 14 * out_elems; break;
     case OpType::Resize:
       // Linear: a weighted pair per resized axis; nearest only copies.
       work.flops = attrs.get_int(AttrKey::ResizeMode, 0) == static_cast<int64_t>(ResizeMode::Linear) ? 6 * out_elems : 0;
@@ -587,14 +544,16 @@ OpWork op_work(OpType type, const Attributes& attrs, const std::vector<TensorInf
     }
     case OpType::ReduceMax:
     case OpType::ReduceMin: work.flops = in_elems; break;
-    case OpType::Max:
-    case OpType::Min:
-    case OpType::Mean: work.flops = out_elems * static_cast<double>(inputs.size()); break;
     case OpType::Gather:
       // A lookup reads what it writes, not the whole table.
       work.bytes = static_cast<double>(inputs[1].nbytes()) + 2.0 * static_cast<double>(outputs[0].nbytes());
       break;
-    default: work.flops = 0; break;  // data movement and leaves
+    default:
+      if (const ElementwiseOp* elementwise = elementwise_op(type)) {
+        const double operands = elementwise->max_inputs < 0 ? static_cast<double>(inputs.size()) : 1.0;
+        work.flops = elementwise->flops_per_output * out_elems * operands;
+      }
+      break;  // else data movement and leaves: no arithmetic
   }
   return work;
 }

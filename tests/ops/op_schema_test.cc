@@ -86,5 +86,43 @@ TEST(OpSchema, WorkCounts) {
   EXPECT_EQ(op_work(OpType::Reshape, {}, {f({4})}, {f({2, 2})}).flops, 0);
 }
 
+// The elementwise list (env/graph/op_type.h) drives arity, shapes, types and
+// work counts for every op on it.
+TEST(OpSchema, ElementwiseOpsFollowTheirRow) {
+  int rows = 0;
+  for (int i = 0; i < kNumOpTypes; ++i) {
+    const auto type = static_cast<OpType>(i);
+    const ElementwiseOp* row = elementwise_op(type);
+    if (row == nullptr) continue;
+    ++rows;
+    SCOPED_TRACE(std::string(op_type_name(type)));
+    EXPECT_EQ(row->type, type);
+    EXPECT_EQ(op_arity(type).min_inputs, row->min_inputs);
+    EXPECT_EQ(op_arity(type).max_inputs, row->max_inputs);
+    std::vector<TensorInfo> in = {f({2, 3, 4})};
+    if (row->min_inputs == 2) in.push_back(f({3, 1}));
+    std::vector<TensorInfo> out = infer_outputs(type, {}, in, "e");
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].shape, (Shape{2, 3, 4}));
+    EXPECT_DOUBLE_EQ(op_work(type, {}, in, out).flops, row->flops_per_output * 24);
+    const TensorInfo ints{DType::Int64, {2, 3, 4}};
+    const std::string refused = error_of(type, {}, std::vector<TensorInfo>(in.size(), ints));
+    EXPECT_EQ(refused.empty(), !row->float_only) << refused;
+  }
+  EXPECT_EQ(rows, 23);
+  EXPECT_TRUE(is_elementwise_binary(OpType::Pow));
+  EXPECT_FALSE(is_elementwise_binary(OpType::Max));
+  EXPECT_TRUE(is_elementwise_unary(OpType::Mish));
+  EXPECT_FALSE(is_elementwise_unary(OpType::Softmax));
+  EXPECT_EQ(elementwise_op(OpType::Conv), nullptr);
+  // Variadic ops count their arithmetic per input; types must agree.
+  std::vector<TensorInfo> three = {f({4}), f({4}), f({1})};
+  EXPECT_DOUBLE_EQ(op_work(OpType::Max, {}, three, {f({4})}).flops, 12);
+  const std::string mixed = error_of(OpType::Min, {}, {f({4}), {DType::Int64, {4}}});
+  EXPECT_NE(mixed.find("input types differ: float32 and int64"), std::string::npos) << mixed;
+  const std::string slope = error_of(OpType::PRelu, {}, {f({3}), f({2, 3})});
+  EXPECT_NE(slope.find("must broadcast to the first input"), std::string::npos) << slope;
+}
+
 }  // namespace
 }  // namespace graphworld
