@@ -1,0 +1,292 @@
+// Training and measuring a world model: the encoder's epochs, then the
+// MDN-RNN's, keeping the epoch with the lowest held-out loss; per-head
+// losses and one-step accuracy on episodes.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+
+#include "common/error.h"
+#include "worldmodel/world_model.h"
+#include "worldmodel/world_model_modules.h"
+
+namespace graphworld {
+namespace {
+
+// The summary's weight in the encoder's reconstruction loss: its entries
+// are small fractions, and the cost ratio among them is what rewards follow.
+constexpr double kSummaryWeight = 10.0;
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::vector<const WorldEpisode*> pointers(const std::vector<WorldEpisode>& episodes) {
+  std::vector<const WorldEpisode*> out;
+  for (const WorldEpisode& e : episodes)
+    if (!e.steps.empty()) out.push_back(&e);
+  return out;
+}
+
+// Batches of `size` episodes, in a seeded order (`rng` null: in order).
+std::vector<std::vector<const WorldEpisode*>> batches_of(std::vector<const WorldEpisode*> all, int32_t size,
+                                                         std::mt19937_64* rng) {
+  if (rng) std::shuffle(all.begin(), all.end(), *rng);
+  std::vector<std::vector<const WorldEpisode*>> out;
+  for (size_t i = 0; i < all.size(); i += static_cast<size_t>(size))
+    out.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(i),
+                     all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), i + static_cast<size_t>(size))));
+  return out;
+}
+
+// The encoder's reconstruction loss of inputs [.., E] (summary, mask, locations).
+torch::Tensor reconstruction_loss(LatentEncoder& encoder, const torch::Tensor& input, int64_t vocab,
+                                  const torch::Tensor& weight) {
+  const torch::Tensor out = encoder->decode(encoder->encode(input));
+  const torch::Tensor summary = (out.narrow(-1, 0, kSummaryDim) - input.narrow(-1, 0, kSummaryDim)).pow(2).mean(-1);
+  torch::Tensor per_row = kSummaryWeight * summary;
+  if (vocab > 0) {
+    per_row = per_row + torch::binary_cross_entropy_with_logits(out.narrow(-1, kSummaryDim, vocab),
+                                                                input.narrow(-1, kSummaryDim, vocab), {}, {},
+                                                                torch::Reduction::None)
+                            .mean(-1);
+    per_row = per_row +
+              (out.narrow(-1, kSummaryDim + vocab, vocab) - input.narrow(-1, kSummaryDim + vocab, vocab)).pow(2).mean(-1);
+  }
+  return (per_row * weight).sum() / weight.sum().clamp_min(1.0);
+}
+
+WorldModelHeadLosses to_doubles(const MdnRnnLosses& l) {
+  return {l.z_nll.item<double>(), l.reward.item<double>(), l.done.item<double>(), l.mask.item<double>(),
+          l.locations.item<double>()};
+}
+
+void add_weighted(WorldModelHeadLosses& sum, const WorldModelHeadLosses& l, double w) {
+  sum.z_nll += w * l.z_nll;
+  sum.reward += w * l.reward;
+  sum.done += w * l.done;
+  sum.mask += w * l.mask;
+  sum.locations += w * l.locations;
+}
+
+void scale(WorldModelHeadLosses& l, double by) {
+  l.z_nll *= by;
+  l.reward *= by;
+  l.done *= by;
+  l.mask *= by;
+  l.locations *= by;
+}
+}  // namespace
+
+void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector<WorldEpisode>& held_out,
+                       const WorldModelTrainOptions& options) {
+  if (options.batch_episodes < 1) throw UsageError("world model training needs batch_episodes >= 1");
+  if (!(options.learning_rate > 0)) throw UsageError("world model training needs a positive learning rate");
+  Impl& m = *impl_;
+  if (pointers(train).empty()) throw UsageError("world model training needs at least one episode with steps");
+  torch::manual_seed(options.seed);
+  std::mt19937_64 rng(options.seed);
+  const int64_t v = m.vocabulary.size();
+
+  // Batches are built once: the data does not change between epochs.
+  std::vector<EpisodeBatch> train_batches, held_batches;
+  for (const auto& group : batches_of(pointers(train), options.batch_episodes, nullptr)) train_batches.push_back(m.batch(group));
+  for (const auto& group : batches_of(pointers(held_out), options.batch_episodes, nullptr)) held_batches.push_back(m.batch(group));
+
+  // Phase 1, the encoder: an autoencoder over the training steps' inputs.
+  if (options.encoder_epochs > 0) {
+    torch::optim::Adam optimizer(m.encoder->parameters(), torch::optim::AdamOptions(options.learning_rate));
+    std::vector<size_t> order(train_batches.size());
+    std::iota(order.begin(), order.end(), 0);
+    for (int32_t epoch = 1; epoch <= options.encoder_epochs; ++epoch) {
+      const auto start = std::chrono::steady_clock::now();
+      std::shuffle(order.begin(), order.end(), rng);
+      double sum = 0, weight = 0;
+      for (size_t i : order) {
+        const EpisodeBatch& b = train_batches[i];
+        optimizer.zero_grad();
+        const torch::Tensor loss = reconstruction_loss(m.encoder, b.encoder_input, v, b.valid);
+        loss.backward();
+        optimizer.step();
+        const double w = b.valid.sum().item<double>();
+        sum += loss.item<double>() * w;
+        weight += w;
+      }
+      WorldModelEpochReport report;
+      report.phase = "encoder";
+      report.epoch = epoch;
+      report.epochs = options.encoder_epochs;
+      report.train_loss = sum / std::max(1.0, weight);
+      {
+        torch::NoGradGuard no_grad;
+        double hs = 0, hw = 0;
+        for (const EpisodeBatch& b : held_batches) {
+          const double w = b.valid.sum().item<double>();
+          hs += reconstruction_loss(m.encoder, b.encoder_input, v, b.valid).item<double>() * w;
+          hw += w;
+        }
+        report.held_out_loss = hs / std::max(1.0, hw);
+      }
+      report.seconds = seconds_since(start);
+      if (options.on_epoch) options.on_epoch(report);
+    }
+  }
+
+  // Phase 2, the MDN-RNN on the frozen encoder's z.
+  m.start_rule_rewards(train);
+  auto latent = [&](const EpisodeBatch& b) {
+    torch::NoGradGuard no_grad;
+    return m.encoder->encode(b.encoder_input);
+  };
+  std::vector<torch::Tensor> train_z, held_z;
+  for (const EpisodeBatch& b : train_batches) train_z.push_back(latent(b));
+  for (const EpisodeBatch& b : held_batches) held_z.push_back(latent(b));
+  // What this training may move: everything, or (keep_controller_memory)
+  // all but the controller's LSTM and the next-z mixture, which then take
+  // no gradient at all, so the clipping below sees only what moves.
+  std::vector<torch::Tensor> kept, trained;
+  if (options.keep_controller_memory) kept = m.rnn->controller_memory_parameters();
+  for (const torch::Tensor& p : m.rnn->parameters())
+    if (std::none_of(kept.begin(), kept.end(), [&](const torch::Tensor& k) { return k.is_same(p); }))
+      trained.push_back(p);
+  struct RequiresGradBack {
+    std::vector<torch::Tensor>& kept;
+    ~RequiresGradBack() {
+      for (torch::Tensor& t : kept) t.set_requires_grad(true);
+    }
+  } requires_grad_back{kept};
+  for (torch::Tensor& t : kept) t.set_requires_grad(false);
+  torch::optim::Adam optimizer(trained, torch::optim::AdamOptions(options.learning_rate));
+  std::vector<size_t> order(train_batches.size());
+  std::iota(order.begin(), order.end(), 0);
+  // The weights of the epoch with the lowest held-out loss are kept: past
+  // it the model learns the training episodes by heart.
+  double best_loss = std::numeric_limits<double>::infinity();
+  std::vector<torch::Tensor> best;
+  for (int32_t epoch = 1; epoch <= options.epochs; ++epoch) {
+    const auto start = std::chrono::steady_clock::now();
+    std::shuffle(order.begin(), order.end(), rng);
+    WorldModelHeadLosses sum;
+    double weight = 0;
+    m.rnn->train();
+    for (size_t i : order) {
+      const EpisodeBatch& b = train_batches[i];
+      optimizer.zero_grad();
+      const MdnRnnOutput out = m.rnn->forward(train_z[i], m.rnn_condition(b));
+      const MdnRnnLosses l = m.rnn->losses(out, m.targets(b, train_z[i]));
+      const torch::Tensor total = l.total(m.config.latent_dim);
+      if (!std::isfinite(total.item<double>())) continue;  // a bad batch must not poison the weights
+      total.backward();
+      torch::nn::utils::clip_grad_norm_(trained, 1.0);
+      optimizer.step();
+      const double w = b.valid.sum().item<double>();
+      add_weighted(sum, to_doubles(l), w);
+      weight += w;
+    }
+    m.rnn->eval();
+    scale(sum, 1.0 / std::max(1.0, weight));
+    WorldModelEpochReport report;
+    report.phase = "mdn-rnn";
+    report.epoch = epoch;
+    report.epochs = options.epochs;
+    report.train = sum;
+    report.train_loss = sum.total(m.config.latent_dim);
+    if (!held_out.empty()) {
+      report.held_out = losses(held_out);
+      report.held_out_loss = report.held_out.total(m.config.latent_dim);
+    }
+    const double score = held_out.empty() ? report.train_loss : report.held_out_loss;
+    if (score < best_loss) {
+      best_loss = score;
+      best.clear();
+      for (const torch::Tensor& p : m.rnn->parameters()) best.push_back(p.detach().clone());
+    }
+    report.seconds = seconds_since(start);
+    if (options.on_epoch) options.on_epoch(report);
+  }
+  if (!best.empty()) {
+    torch::NoGradGuard no_grad;
+    auto params = m.rnn->parameters();
+    for (size_t i = 0; i < params.size(); ++i) params[i].copy_(best[i]);
+  }
+  m.info.trained_steps = count_steps(train);
+  // The dream's starts and bounds are facts about the real graphs, not
+  // learned weights: held-out episodes show them too (the held-out scores
+  // do not pass through them). A run holds out every fifth episode as it
+  // arrives, often a controller's best one, and a graph may have a start
+  // only there.
+  std::vector<const WorldEpisode*> seen = pointers(train);
+  for (const WorldEpisode* e : pointers(held_out)) seen.push_back(e);
+  m.set_starts(seen);
+  m.set_support(seen);
+}
+
+WorldModelHeadLosses WorldModel::losses(const std::vector<WorldEpisode>& episodes) const {
+  torch::NoGradGuard no_grad;
+  Impl& m = *impl_;
+  WorldModelHeadLosses sum;
+  double weight = 0;
+  for (const auto& group : batches_of(pointers(episodes), 32, nullptr)) {
+    const EpisodeBatch b = m.batch(group);
+    const torch::Tensor z = m.encoder->encode(b.encoder_input);
+    const MdnRnnLosses l = m.rnn->losses(m.rnn->forward(z, m.rnn_condition(b)), m.targets(b, z));
+    const double w = b.valid.sum().item<double>();
+    add_weighted(sum, to_doubles(l), w);
+    weight += w;
+  }
+  scale(sum, 1.0 / std::max(1.0, weight));
+  return sum;
+}
+
+WorldModelAccuracy WorldModel::evaluate(const std::vector<WorldEpisode>& episodes) const {
+  torch::NoGradGuard no_grad;
+  Impl& m = *impl_;
+  const int64_t v = m.vocabulary.size();
+  WorldModelAccuracy a;
+  double tp = 0, fp = 0, fn = 0, done_right = 0, reward_abs = 0, nll = 0;
+  for (const auto& group : batches_of(pointers(episodes), 32, nullptr)) {
+    const EpisodeBatch b = m.batch(group);
+    const torch::Tensor z = m.encoder->encode(b.encoder_input);
+    const MdnRnnOutput out = m.rnn->forward(z, m.rnn_condition(b));
+    const MdnRnnTargets y = m.targets(b, z);
+    const int64_t t = z.size(0), n = z.size(1);
+    // Masks over the vocabulary (NO-OP is always allowed and not scored);
+    // a successor's xfers outside the vocabulary are misses the model
+    // cannot help.
+    // Scored as the dream offers it (dream_env.cc): the mask head, and a
+    // match left once the count head's change is added.
+    const torch::Tensor left = m.counts_after(Impl::location_counts(b.encoder_input.narrow(-1, kSummaryDim + v, v)),
+                                              out.location_change.narrow(-1, 0, v), b.action.narrow(-1, 0, v)) >= 0.5;
+    const torch::Tensor predicted = ((out.mask_logits.narrow(-1, 0, v) > 0) & left).to(torch::kFloat);
+    const torch::Tensor truth = y.next_mask.narrow(-1, 0, v);
+    const torch::Tensor nv = y.next_valid.unsqueeze(-1);
+    tp += (predicted * truth * nv).sum().item<double>();
+    fp += (predicted * (1 - truth) * nv).sum().item<double>();
+    fn += ((1 - predicted) * truth * nv).sum().item<double>();
+    const torch::Tensor outside_next =
+        torch::cat({b.allowed_outside.narrow(0, 1, t - 1), torch::zeros({1, n})}, 0) * y.next_valid;
+    fn += outside_next.sum().item<double>();
+    // Done as the dream decides it: the done head, or the action's own rule.
+    const torch::Tensor predicted_done = ((out.done_logit > 0) | (b.done_by_rule > 0.5)).to(torch::kFloat);
+    done_right += ((predicted_done == y.done).to(torch::kFloat) * y.valid).sum().item<double>();
+    reward_abs += ((out.reward - y.reward).abs() * y.valid).sum().item<double>();
+    const int64_t k = m.config.components, d = m.config.latent_dim;
+    GaussianMixture flat{out.next_z.logits.reshape({t * n, k}), out.next_z.means.reshape({t * n, k, d}),
+                         out.next_z.log_sigma.reshape({t * n, k, d})};
+    nll += (mixture_nll(flat, y.next_z.reshape({t * n, d})).reshape({t, n}) * y.next_valid).sum().item<double>();
+    a.steps += static_cast<int64_t>(y.valid.sum().item<double>());
+    a.transitions += static_cast<int64_t>(y.next_valid.sum().item<double>());
+  }
+  // No transition scored: zeros, not a perfect score (callers check steps).
+  a.mask_precision = tp + fp > 0 ? tp / (tp + fp) : 0.0;
+  a.mask_recall = tp + fn > 0 ? tp / (tp + fn) : 0.0;
+  a.mask_f1 = 2 * tp + fp + fn > 0 ? 2 * tp / (2 * tp + fp + fn) : 0.0;
+  a.done_accuracy = a.steps > 0 ? done_right / static_cast<double>(a.steps) : 0.0;
+  a.reward_mae = a.steps > 0 ? reward_abs / static_cast<double>(a.steps) : 0.0;
+  a.z_nll = a.transitions > 0 ? nll / static_cast<double>(a.transitions) : 0.0;
+  return a;
+}
+
+}  // namespace graphworld
