@@ -6,7 +6,7 @@
 
 #include "common/error.h"
 #include "learner/gae.h"
-#include "learner/ppo_loss.h"
+#include "learner/ppo_epochs.h"
 
 namespace graphworld {
 
@@ -84,14 +84,18 @@ DreamUpdateReport learn_from_dream_batch(DreamController& controller, torch::opt
   report.episodes = batch.episodes;
   report.mean_return = batch.episodes > 0 ? batch.return_sum / static_cast<double>(batch.episodes) : 0.0;
 
-  // GAE per row, with the learner's estimator.
+  // GAE per row, with the learner's estimator; samples stay step-major.
   const int64_t noop = batch.mask.size(1) - 1;
   const torch::Tensor reward = controller_rewards(batch.reward, batch.action, noop, step_cost).contiguous();
   const torch::Tensor value = batch.value.to(torch::kFloat).contiguous();
   const torch::Tensor done = batch.done.to(torch::kUInt8).contiguous(), boot = batch.bootstrap.to(torch::kFloat).contiguous();
-  std::vector<float> adv_all(static_cast<size_t>(n)), ret_all(adv_all.size());
+  const torch::Tensor old_log_prob = batch.log_prob.to(torch::kFloat).contiguous();
+  PpoSamples samples;
+  samples.advantages.resize(static_cast<size_t>(n));
+  samples.returns.resize(static_cast<size_t>(n));
+  samples.old_log_prob.assign(old_log_prob.data_ptr<float>(), old_log_prob.data_ptr<float>() + n);
+  samples.values.assign(value.data_ptr<float>(), value.data_ptr<float>() + n);
   const float* rp = reward.data_ptr<float>();
-  const float* vp = value.data_ptr<float>();
   const uint8_t* dp = done.data_ptr<uint8_t>();
   const float* bp = boot.data_ptr<float>();
   std::vector<float> r(static_cast<size_t>(t_len)), v(static_cast<size_t>(t_len));
@@ -99,53 +103,28 @@ DreamUpdateReport learn_from_dream_batch(DreamController& controller, torch::opt
   for (int64_t j = 0; j < b; ++j) {
     for (int64_t t = 0; t < t_len; ++t) {
       r[static_cast<size_t>(t)] = rp[t * b + j];
-      v[static_cast<size_t>(t)] = vp[t * b + j];
+      v[static_cast<size_t>(t)] = samples.values[static_cast<size_t>(t * b + j)];
       d[static_cast<size_t>(t)] = dp[t * b + j];
     }
     const GaeResult g = compute_gae(r, v, d, bp[j], static_cast<float>(ppo.gamma), static_cast<float>(ppo.gae_lambda));
     for (int64_t t = 0; t < t_len; ++t) {
-      adv_all[static_cast<size_t>(t * b + j)] = g.advantages[static_cast<size_t>(t)];
-      ret_all[static_cast<size_t>(t * b + j)] = g.returns[static_cast<size_t>(t)];
+      samples.advantages[static_cast<size_t>(t * b + j)] = g.advantages[static_cast<size_t>(t)];
+      samples.returns[static_cast<size_t>(t * b + j)] = g.returns[static_cast<size_t>(t)];
     }
   }
-  if (ppo.normalize_advantages) normalize_advantages(adv_all);
-  const torch::Tensor advantages = torch::tensor(adv_all), returns = torch::tensor(ret_all);
-  PpoCoefficients coefficients{ppo.clip, ppo.value_coef, ppo.entropy_coef};
-  std::vector<int64_t> order(static_cast<size_t>(n));
-  std::iota(order.begin(), order.end(), 0);
-  const int64_t minibatch = std::max<int32_t>(1, ppo.minibatch_size);
-  int64_t minibatches = 0;
-  for (int32_t epoch = 0; epoch < ppo.epochs; ++epoch) {
-    std::shuffle(order.begin(), order.end(), rng);
-    for (int64_t i = 0; i < n; i += minibatch) {
-      const int64_t len = std::min(minibatch, n - i);
-      const torch::Tensor index = torch::tensor(std::vector<int64_t>(order.begin() + i, order.begin() + i + len));
-      const ControllerOutput out = controller->forward(batch.z.index_select(0, index), batch.h.index_select(0, index),
-                                                       batch.mask.index_select(0, index));
-      auto [log_prob, entropy] = log_prob_and_entropy(out.logits, batch.action.index_select(0, index));
-      const PpoLoss loss = ppo_loss(log_prob, batch.log_prob.index_select(0, index), advantages.index_select(0, index),
-                                    out.value, returns.index_select(0, index), entropy, coefficients);
-      if (!std::isfinite(loss.total.item<double>())) continue;
-      optimizer.zero_grad();
-      loss.total.backward();
-      torch::nn::utils::clip_grad_norm_(controller->parameters(), ppo.max_grad_norm);
-      optimizer.step();
-      report.policy_loss += loss.policy;
-      report.value_loss += loss.value;
-      report.entropy += loss.entropy;
-      report.approx_kl += loss.approx_kl;
-      report.clip_fraction += loss.clip_fraction;
-      ++minibatches;
-    }
-  }
-  if (minibatches > 0) {
-    const double k = 1.0 / static_cast<double>(minibatches);
-    report.policy_loss *= k;
-    report.value_loss *= k;
-    report.entropy *= k;
-    report.approx_kl *= k;
-    report.clip_fraction *= k;
-  }
+  auto evaluate = [&](const std::vector<int64_t>& indices) {
+    const torch::Tensor index = torch::tensor(indices);
+    const ControllerOutput out = controller->forward(batch.z.index_select(0, index), batch.h.index_select(0, index),
+                                                     batch.mask.index_select(0, index));
+    auto [log_prob, entropy] = log_prob_and_entropy(out.logits, batch.action.index_select(0, index));
+    return SampleEvaluation{log_prob, out.value, entropy};
+  };
+  const UpdateStats stats = run_ppo_epochs(ppo, std::move(samples), evaluate, optimizer, controller->parameters(), rng);
+  report.policy_loss = stats.policy_loss;
+  report.value_loss = stats.value_loss;
+  report.entropy = stats.entropy;
+  report.approx_kl = stats.approx_kl;
+  report.clip_fraction = stats.clip_fraction;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }
