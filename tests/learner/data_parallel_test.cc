@@ -30,19 +30,7 @@ PpoOptions ppo_options() {
   return o;
 }
 
-std::vector<Rollout> some_rollouts() {
-  auto cost = gpu_like_cost();
-  RolloutCollectorOptions options;
-  options.num_envs = 4;
-  options.steps_per_env = 24;
-  options.env.max_steps = 20;
-  options.seed = 11;
-  RolloutCollector collector(zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost, options);
-  PolicyNetwork acting(network_config());
-  std::vector<Rollout> rollouts;
-  for (int i = 0; i < 2; ++i) rollouts.push_back(*collector.collect(acting, 0));
-  return rollouts;
-}
+std::vector<Rollout> some_rollouts() { return squeezenet_rollouts(network_config(), 4, 24, 20, 11, 2); }
 
 std::vector<float> flat_parameters(PpoLearner& learner) {
   std::vector<float> out;

@@ -58,6 +58,23 @@ inline Config small_training_config(std::vector<std::string> overrides) {
   return load_config(training_config_schema(), "", all);
 }
 
+// `count` rollouts of SqueezeNet under the GPU-like rates, acted by a fresh
+// network of `network`'s configuration.
+inline std::vector<Rollout> squeezenet_rollouts(const PolicyNetworkConfig& network, int32_t num_envs,
+                                                int32_t steps_per_env, int32_t max_steps, uint64_t seed, int count) {
+  auto cost = gpu_like_cost();
+  RolloutCollectorOptions options;
+  options.num_envs = num_envs;
+  options.steps_per_env = steps_per_env;
+  options.env.max_steps = max_steps;
+  options.seed = seed;
+  RolloutCollector collector(zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost, options);
+  PolicyNetwork acting(network);
+  std::vector<Rollout> rollouts;
+  for (int i = 0; i < count; ++i) rollouts.push_back(*collector.collect(acting, 0));
+  return rollouts;
+}
+
 // A fresh, empty scratch folder.
 inline std::string fresh_dir(const std::string& name) {
   const std::string dir = scratch_dir() + "/" + name;

@@ -81,16 +81,7 @@ TEST(PpoUpdates, TheRealTrainersUpdateIsTheReferenceBitForBit) {
   network.hidden = 16;
   network.message_rounds = 2;
   network.seed = 7;
-  auto cost = gpu_like_cost();
-  RolloutCollectorOptions collecting;
-  collecting.num_envs = 3;
-  collecting.steps_per_env = 20;
-  collecting.env.max_steps = 12;
-  collecting.seed = 4;
-  RolloutCollector collector(zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost, collecting);
-  PolicyNetwork acting(network);
-  std::vector<Rollout> rollouts;
-  for (int i = 0; i < 2; ++i) rollouts.push_back(*collector.collect(acting, 0));
+  const std::vector<Rollout> rollouts = squeezenet_rollouts(network, 3, 20, 12, 4, 2);
   std::vector<const Rollout*> batch;
   for (const Rollout& r : rollouts) batch.push_back(&r);
 
