@@ -13,8 +13,8 @@
 #include "env/onnx/onnx_import.h"
 #include "launch/bench_commands.h"
 #include "launch/commands.h"
-#include "launch/cost_options.h"
-#include "launch/model_source.h"
+#include "launch/pipeline/cost_options.h"
+#include "launch/pipeline/model_source.h"
 #include "common/latency.h"
 
 namespace graphworld {

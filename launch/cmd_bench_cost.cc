@@ -23,7 +23,7 @@
 #include "env/ops/executor.h"
 #include "launch/bench_commands.h"
 #include "common/latency.h"
-#include "launch/model_source.h"
+#include "launch/pipeline/model_source.h"
 
 namespace graphworld {
 namespace {

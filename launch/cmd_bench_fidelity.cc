@@ -19,9 +19,9 @@
 #include "env/ops/executor.h"
 #include "env/zoo/zoo.h"
 #include "launch/bench_commands.h"
-#include "launch/cost_options.h"
+#include "launch/pipeline/cost_options.h"
 #include "common/latency.h"
-#include "launch/model_source.h"
+#include "launch/pipeline/model_source.h"
 
 namespace graphworld {
 namespace {

@@ -11,7 +11,7 @@
 #include "env/gym/graph_env.h"
 #include "env/rules/rule_library.h"
 #include "launch/bench_commands.h"
-#include "launch/model_source.h"
+#include "launch/pipeline/model_source.h"
 #include "learner/policy_benchmark.h"
 
 namespace graphworld {

@@ -21,7 +21,7 @@
 #include "env/cost/analytic_cost_model.h"
 #include "env/rules/rule_library.h"
 #include "launch/bench_commands.h"
-#include "launch/model_source.h"
+#include "launch/pipeline/model_source.h"
 #include "learner/compute_threads.h"
 #include "learner/rollout_collector.h"
 #include "learner/wire_message.h"

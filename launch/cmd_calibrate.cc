@@ -12,7 +12,7 @@
 #include "env/zoo/zoo.h"
 #include "launch/bench_commands.h"
 #include "launch/commands.h"
-#include "launch/cost_options.h"
+#include "launch/pipeline/cost_options.h"
 
 namespace graphworld {
 namespace {

@@ -5,8 +5,8 @@
 #include "common/json_writer.h"
 #include "env/ops/executor.h"
 #include "launch/commands.h"
-#include "launch/model_source.h"
-#include "launch/output_compare.h"
+#include "launch/pipeline/model_source.h"
+#include "launch/pipeline/output_compare.h"
 
 namespace graphworld {
 namespace {

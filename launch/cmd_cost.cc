@@ -11,8 +11,8 @@
 #include "launch/cmd_cost_export.h"
 #include "launch/cmd_cost_gpu.h"
 #include "launch/commands.h"
-#include "launch/cost_options.h"
-#include "launch/model_source.h"
+#include "launch/pipeline/cost_options.h"
+#include "launch/pipeline/model_source.h"
 
 namespace graphworld {
 namespace {

@@ -11,8 +11,8 @@
 #include "common/error.h"
 #include "common/stopwatch.h"
 #include "env/cost/cost_table.h"
-#include "launch/cost_options.h"
-#include "launch/model_source.h"
+#include "launch/pipeline/cost_options.h"
+#include "launch/pipeline/model_source.h"
 
 namespace graphworld {
 

@@ -28,8 +28,8 @@
 #include "env/rules/rule_library.h"
 #include "env/rules/rule_matcher.h"
 #include "env/search/search.h"
-#include "launch/cost_options.h"
-#include "launch/model_source.h"
+#include "launch/pipeline/cost_options.h"
+#include "launch/pipeline/model_source.h"
 
 namespace graphworld {
 

@@ -13,8 +13,8 @@
 #include "env/rules/rule_library.h"
 #include "launch/bench_commands.h"
 #include "launch/commands.h"
-#include "launch/cost_options.h"
-#include "launch/model_source.h"
+#include "launch/pipeline/cost_options.h"
+#include "launch/pipeline/model_source.h"
 
 namespace graphworld {
 namespace {

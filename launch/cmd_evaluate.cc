@@ -18,10 +18,10 @@
 #include "learner/policy_file.h"
 #include "learner/policy_rollouts.h"
 #include "launch/commands.h"
-#include "launch/cost_options.h"
-#include "launch/model_evaluation.h"
-#include "launch/model_source.h"
-#include "launch/policy_location.h"
+#include "launch/pipeline/cost_options.h"
+#include "launch/evaluation/model_evaluation.h"
+#include "launch/pipeline/model_source.h"
+#include "launch/pipeline/policy_location.h"
 #include "worldmodel/model_based_agent.h"
 
 namespace graphworld {

@@ -7,8 +7,8 @@
 #include "common/stopwatch.h"
 #include "env/onnx/onnx_export.h"
 #include "launch/commands.h"
-#include "launch/graph_summary.h"
-#include "launch/model_source.h"
+#include "launch/pipeline/graph_summary.h"
+#include "launch/pipeline/model_source.h"
 
 namespace graphworld {
 namespace {

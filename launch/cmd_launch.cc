@@ -6,7 +6,7 @@
 // the resolved configs, the batch script) and submits the job with sbatch;
 // submitting again for a run folder that already trained resumes it.
 // `status` and `cancel` wrap squeue/sacct/scontrol and scancel; `job` is what
-// the batch script runs (launch/cluster_job.h).
+// the batch script runs (launch/slurm/cluster_job.h).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -18,12 +18,12 @@
 #include "common/error.h"
 #include "common/json_writer.h"
 #include "common/run_keys.h"
-#include "launch/child_process.h"
-#include "launch/cluster_config.h"
-#include "launch/cluster_job.h"
+#include "launch/process/child_process.h"
+#include "launch/slurm/cluster_config.h"
+#include "launch/slurm/cluster_job.h"
 #include "launch/commands.h"
-#include "launch/slurm_client.h"
-#include "launch/slurm_job.h"
+#include "launch/slurm/slurm_client.h"
+#include "launch/slurm/slurm_job.h"
 #include "learner/training_config.h"
 
 namespace graphworld {

@@ -18,7 +18,6 @@
 #include "common/stopwatch.h"
 #include "env/onnx/grouped_conv_spelling.h"
 #include "env/onnx/onnx_export.h"
-#include "env/onnx/onnx_import.h"
 #include "env/ops/executor.h"
 #include "env/rules/rule_library.h"
 #include "env/search/search.h"
@@ -26,12 +25,12 @@
 #include "learner/policy_rollouts.h"
 #include "launch/bench_commands.h"
 #include "launch/commands.h"
-#include "launch/cost_options.h"
-#include "launch/end_to_end_check.h"
-#include "launch/model_source.h"
-#include "launch/onnxruntime_comparison.h"
-#include "launch/output_compare.h"
-#include "launch/policy_location.h"
+#include "launch/pipeline/checked_candidate.h"
+#include "launch/pipeline/cost_options.h"
+#include "launch/pipeline/end_to_end_check.h"
+#include "launch/pipeline/model_source.h"
+#include "launch/pipeline/onnxruntime_comparison.h"
+#include "launch/pipeline/policy_location.h"
 
 namespace graphworld {
 namespace {
@@ -77,24 +76,6 @@ void copy_file_atomically(const std::string& from, const std::string& to) {
   std::error_code ec;
   if (std::filesystem::exists(to) && std::filesystem::equivalent(from, to, ec)) return;
   write_file_atomically(to, read_file_bytes(from));
-}
-
-// Compares outputs and throws, writing nothing, when they differ.
-OutputDifference check_equivalent(const std::vector<std::shared_ptr<TensorData>>& expected,
-                                  const std::vector<std::shared_ptr<TensorData>>& got, const std::string& source,
-                                  const std::string& out, double tolerance, const std::string& advice) {
-  const OutputDifference diff = compare_outputs(expected, got);
-  if (diff.nonfinite_expected > 0)
-    throw Error(source + " gives " + std::to_string(diff.nonfinite_expected) +
-                " NaN or infinite output values on random inputs in [-1, 1), so the optimised graph's equivalence "
-                "cannot be checked; not writing " + out + ". Check the model in 'graphworld run' first");
-  if (!(diff.max_rel_err <= tolerance)) {
-    char detail[160];
-    std::snprintf(detail, sizeof(detail), "max relative error %.3g > tolerance %.3g", diff.max_rel_err, tolerance);
-    throw Error("the optimised graph does not compute what " + source + " computes (" + detail + "); not writing " +
-                out + ". " + advice);
-  }
-  return diff;
 }
 
 // RUNTIME_speedup, RUNTIME_original_ms, RUNTIME_optimized_ms; null when not timed.
@@ -204,39 +185,31 @@ int run_optimize(const CliArgs& args) {
   cost->flush();
   const std::string method = policy ? "policy" : algorithm;
 
-  // Equivalence on seeded random inputs, before anything is written: first
-  // of the search's graph (a wrong rule shows here), then of that graph as
-  // exported and imported again (spelled for runtimes that fuse, see
-  // env/onnx/export_spelling.h), which is what is timed and written.
+  // Equivalence on seeded random inputs, before anything is written: of
+  // the search's graph, then of that graph as exported (spelled for
+  // runtimes that fuse, env/onnx/export_spelling.h) and read back, which is
+  // what is timed and written.
   Stopwatch check_clock;
-  // With no rewrite, the spelling alone can still change the file (grouped
-  // convs with narrow groups, env/onnx/grouped_conv_spelling.h); such a file
-  // is checked and timed like any other candidate.
-  const bool rewritten = !result.applied.empty();
-  const auto inputs = random_inputs(model.graph, options.seed + 1);
-  const auto expected = Executor(model.graph).run(inputs);
-  OutputDifference diff;
-  if (rewritten)
-    diff = check_equivalent(expected, Executor(result.graph).run(inputs), model.source, out, tolerance,
-                            "A rule applied here is wrong for this model: rerun with --search greedy or --budget 0 "
-                            "to narrow it down, and report the applied rules (--json)");
-  ExportReport export_report;
-  std::string optimized_bytes;
-  if (rewritten || has_regroupable_conv(result.graph, export_options.regroup_channel_block))
-    optimized_bytes = export_onnx_bytes(result.graph, export_options, &export_report);
-  const bool changed = rewritten || export_report.regrouped_convs > 0;
-  if (!changed) std::string().swap(optimized_bytes);
-  std::optional<Graph> shipped;
-  if (changed) {
-    shipped = import_onnx_bytes(optimized_bytes, out + " (the export, not yet written)");
-    diff = check_equivalent(expected, Executor(*shipped).run(inputs), model.source, out, tolerance,
-                            rewritten ? "The search's graph was equivalent; its ONNX export is not, which is a bug in "
-                                        "graphworld's exporter: please report it with the model and the applied rules "
-                                        "(--json)"
-                                      : "No rewrite applied, and the ONNX export with its grouped convs respelled is "
-                                        "not equivalent, which is a bug in graphworld's exporter: please report it with "
-                                        "the model (--spelling as-searched avoids it)");
-  }
+  const ReferenceOutputs reference = reference_outputs(model.graph, options.seed + 1);
+  CandidateOptions candidate_options;
+  candidate_options.tolerance = tolerance;
+  candidate_options.export_options = export_options;
+  CandidateContext context;
+  context.made = "the optimised graph";
+  context.original = model.source;
+  context.instead = "not writing " + out;
+  context.graph_advice = "A rule applied here is wrong for this model: rerun with --search greedy or --budget 0 "
+                         "to narrow it down, and report the applied rules (--json)";
+  context.export_advice = "The search's graph was equivalent; its ONNX export is not, which is a bug in graphworld's "
+                          "exporter: please report it with the model and the applied rules (--json)";
+  context.respelling_advice = "No rewrite applied, and the ONNX export with its grouped convs respelled is not "
+                              "equivalent, which is a bug in graphworld's exporter: please report it with the model "
+                              "(--spelling as-searched avoids it)";
+  const CheckedCandidate candidate =
+      check_candidate(reference, result.graph, !result.applied.empty(), candidate_options, context);
+  const bool changed = candidate.changed;
+  const std::string& optimized_bytes = candidate.onnx_bytes;
+  const ExportReport& export_report = candidate.export_report;
   const double check_s = check_clock.elapsed_s();
   EndToEndCheck check;
   double write_s = 0;
@@ -257,7 +230,7 @@ int run_optimize(const CliArgs& args) {
       if (!quiet && check_options.runtime != VerifyRuntime::None)
         std::fprintf(stderr, "timing the original against the optimised graph end to end (%s, %d alternating rounds)\n",
                      verify_runtime_name(check_options.runtime), check_options.rounds);
-      check = check_end_to_end(model.graph, *shipped, original_file, candidate_file, check_options);
+      check = check_end_to_end(model.graph, *candidate.shipped, original_file, candidate_file, check_options);
     }
     Stopwatch write_clock;
     if (check.optimized_is_faster)
@@ -292,7 +265,7 @@ int run_optimize(const CliArgs& args) {
         .key("io_s").value(io_s)
         .key("explored").value(result.explored)
         .key("generated").value(result.generated)
-        .key("max_rel_err").value(diff.max_rel_err)
+        .key("max_rel_err").value(candidate.max_rel_err)
         .key("spelling").value(spelling)
         .key("channel_block").value(export_options.regroup_channel_block)
         .key("regrouped_convs").value(export_report.regrouped_convs)
@@ -333,7 +306,7 @@ int run_optimize(const CliArgs& args) {
                 static_cast<long long>(export_report.regrouped_convs),
                 static_cast<long long>(export_options.regroup_channel_block));
   std::printf("  equivalence      max relative error %.2g against the original (executor, random inputs)\n",
-              diff.max_rel_err);
+              candidate.max_rel_err);
   if (check.executor)
     std::printf("  end to end       executor %.3f -> %.3f ms: %.3fx (median of %zu alternating rounds)\n",
                 check.executor->original_ms, check.executor->candidate_ms, check.executor->speedup,

@@ -1,7 +1,7 @@
 // graphworld report RUN [RUN...] -o DIR [--evaluation [LABEL=]FILE]...
 //
 // One self-contained HTML page (DIR/index.html) of training runs and
-// evaluations, figures drawn by gnuplot: see launch/report_page.h.
+// evaluations, figures drawn by gnuplot: see launch/report/report_page.h.
 #include <stdlib.h>
 
 #include <cstdio>
@@ -10,7 +10,7 @@
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "launch/commands.h"
-#include "launch/report_page.h"
+#include "launch/report/report_page.h"
 
 namespace graphworld {
 namespace {

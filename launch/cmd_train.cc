@@ -11,9 +11,9 @@
 #include "common/stopwatch.h"
 #include "env/rules/rule_library.h"
 #include "launch/commands.h"
-#include "launch/single_node_launcher.h"
-#include "launch/stop_signal.h"
-#include "launch/training_setup.h"
+#include "launch/supervisor/single_node_launcher.h"
+#include "launch/process/stop_signal.h"
+#include "launch/runs/training_setup.h"
 #include "learner/trainer.h"
 
 namespace graphworld {
@@ -29,7 +29,7 @@ void print_update(const UpdateReport& r, const std::string& best_line) {
                r.stats.explained_variance);
 }
 
-// The learner and actors as processes (launch/single_node_launcher.h).
+// The learner and actors as processes (launch/supervisor/single_node_launcher.h).
 int run_train_processes(const CliArgs& args, const TrainingRun& run) {
   if (args.value("--checkpoint")) throw UsageError("--checkpoint applies to --inline runs; the learner resumes from its newest");
   const bool quiet = args.flag("--quiet");

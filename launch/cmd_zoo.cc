@@ -5,7 +5,7 @@
 #include "env/onnx/onnx_export.h"
 #include "env/zoo/zoo.h"
 #include "launch/commands.h"
-#include "launch/graph_summary.h"
+#include "launch/pipeline/graph_summary.h"
 
 namespace graphworld {
 namespace {

@@ -11,7 +11,7 @@
 #include <fstream>
 
 #include "common/rollout_store.h"
-#include "tests/launch/distributed_test_support.h"
+#include "tests/launch/supervisor/distributed_test_support.h"
 
 namespace graphworld::testing {
 namespace {

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tests/launch/distributed_test_support.h"
+#include "tests/launch/supervisor/distributed_test_support.h"
 
 namespace graphworld::testing {
 namespace {
