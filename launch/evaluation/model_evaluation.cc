@@ -10,15 +10,10 @@
 #include "env/onnx/onnx_export.h"
 #include "env/search/search.h"
 #include "launch/pipeline/checked_candidate.h"
+#include "launch/pipeline/output_compare.h"
 
 namespace graphworld {
 namespace {
-
-std::string format_error(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.3g", value);
-  return text;
-}
 
 std::string applied_list(const std::map<std::string, int>& applied) {
   std::string out;
@@ -115,8 +110,8 @@ ModelEvaluation evaluate_model(const LoadedModel& model, const RuleMatcher& matc
           compare_onnxruntime_outputs(original_file, optimized_file, options.seed + 1, input_shapes);
       if (!(row.onnxruntime_difference->max_rel_err <= options.tolerance))
         throw Error(what + " does not compute what the original computes in onnxruntime (max relative error " +
-                    format_error(row.onnxruntime_difference->max_rel_err) + " > tolerance " +
-                    format_error(options.tolerance) + "); refusing to report it. Rules applied: " +
+                    error_text(row.onnxruntime_difference->max_rel_err) + " > tolerance " +
+                    error_text(options.tolerance) + "); refusing to report it. Rules applied: " +
                     applied_list(row.applied));
       row.check_s = check_clock.elapsed_s();
       for (const char* level : {"disabled", "all"}) {

@@ -1,7 +1,5 @@
 #include "launch/pipeline/checked_candidate.h"
 
-#include <cstdio>
-
 #include "common/error.h"
 #include "env/onnx/grouped_conv_spelling.h"
 #include "env/onnx/onnx_import.h"
@@ -10,12 +8,6 @@
 
 namespace graphworld {
 namespace {
-
-std::string short_number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.3g", value);
-  return text;
-}
 
 // The executor's verdict on `graph` against the original's outputs.
 double check_outputs(const ReferenceOutputs& reference, const Graph& graph, const std::string& made,
@@ -27,7 +19,7 @@ double check_outputs(const ReferenceOutputs& reference, const Graph& graph, cons
                 " cannot be checked; " + context.instead + ". Check the model in 'graphworld run' first");
   if (!(diff.max_rel_err <= tolerance))
     throw Error(made + " does not compute what " + context.original + " computes (max relative error " +
-                short_number(diff.max_rel_err) + " > tolerance " + short_number(tolerance) + "); " +
+                error_text(diff.max_rel_err) + " > tolerance " + error_text(tolerance) + "); " +
                 context.instead + ". " + advice);
   return diff.max_rel_err;
 }

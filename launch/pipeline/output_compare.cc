@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "common/error.h"
 
@@ -33,6 +34,12 @@ OutputDifference compare_outputs(const std::vector<std::shared_ptr<TensorData>>&
     diff.max_rel_err = std::max(diff.max_rel_err, max_abs / std::max(scale, 1e-6));
   }
   return diff;
+}
+
+std::string error_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3g", value);
+  return text;
 }
 
 }  // namespace graphworld

@@ -19,6 +19,9 @@ struct OutputDifference {
   int64_t nonfinite_expected = 0;
 };
 
+// An error figure as messages print it: three significant digits.
+std::string error_text(double value);
+
 // Throws UsageError if the counts, shapes or types differ.
 OutputDifference compare_outputs(const std::vector<std::shared_ptr<TensorData>>& expected,
                                  const std::vector<std::shared_ptr<TensorData>>& actual);
