@@ -80,7 +80,7 @@ int run_actor(const CliArgs& args) {
   actor.actor_id = static_cast<uint32_t>(id);
   actor.incarnation = new_incarnation();
   actor.run_id = run_id;
-  actor.learner_timeout_s = config.get_double("distributed.heartbeat_timeout_s");
+  actor.learner_timeout_s = options.distributed.heartbeat_timeout_s;
   actor.threads = options.threads;
   actor.network = options.network;
   actor.network.num_xfers = static_cast<int32_t>(matcher.num_rules());
@@ -90,10 +90,10 @@ int run_actor(const CliArgs& args) {
   // of them; with each starting a rollout only once the learner took its
   // last one (the receipts), the mean lag stays near one version however
   // many actors there are. Fewer live actors still fill updates, only more slowly.
-  const int64_t actors = config.get_int("distributed.actors");
+  const int64_t actors = options.distributed.actors;
   actor.collector.steps_per_env = static_cast<int32_t>((options.collector.steps_per_env + actors - 1) / actors);
   if (run_has_keys(run_dir)) actor.transport = actor_transport_with_keys(run_dir, actor.transport);
-  const bool model_based = config.get_bool("model_based.enabled");
+  const bool model_based = options.model_based.enabled;
   if (dream && !model_based)
     throw UsageError(run_dir + " is a model-free run (model_based.enabled is false): it has no dream to act in");
   std::unique_ptr<ActorWork> work;
@@ -104,9 +104,9 @@ int run_actor(const CliArgs& args) {
                        std::to_string(actors - 1) + " with distributed.actors " + std::to_string(actors) +
                        "); give dream actors ids from " + std::to_string(actors) + " on");
     DreamActorOptions d;
-    d.rows = config.get_int("model_based.dream_rows");
-    d.horizon = static_cast<int32_t>(config.get_int("model_based.dream_horizon"));
-    d.tau = config.get_double("model_based.tau");
+    d.rows = options.model_based.dream_rows;
+    d.horizon = options.model_based.dream_horizon;
+    d.tau = options.model_based.tau;
     d.threads = options.threads;
     d.seed = seed;
     const ResolvedDevice device = resolve_compute_device(options.device);
@@ -114,7 +114,7 @@ int run_actor(const CliArgs& args) {
     d.device = device.device;
     work = make_dream_work(d);
   } else if (model_based) {
-    check_model_based_config(config);
+    check_model_based_config(options);
     if (id >= actors)
       throw UsageError("real actor --id " + std::to_string(id) + " of a run with distributed.actors " +
                        std::to_string(actors) + " real actors (ids 0 to " + std::to_string(actors - 1) +

@@ -51,15 +51,16 @@ std::string run_job_id(const std::string& run_dir) {
 // A new run's layout, or a resubmission's, against what the run folder
 // already trained with: the actor numbers are part of a run.
 void check_resubmission(const ClusterSpec& spec) {
-  const Config saved = load_config(training_config_schema(), spec.run_dir + "/config.yaml", {});
-  const int64_t real = saved.get_int("distributed.actors");
+  const TrainingOptions saved =
+      training_options_from(load_config(training_config_schema(), spec.run_dir + "/config.yaml", {}));
+  const int64_t real = saved.distributed.actors;
   if (real != spec.real_actors())
     throw ConfigError(spec.source + ": the run in " + spec.run_dir + " trains with " + std::to_string(real) +
                       " real actors but this layout gives " + std::to_string(spec.real_actors()) +
                       " (actors.nodes x actors.real_per_node); keep the layout to resume it, or choose a new run.name");
-  if (saved.get_bool("model_based.enabled") && saved.get_int("model_based.dream_actors") != spec.dream_actors())
+  if (saved.model_based.enabled && saved.model_based.dream_actors != spec.dream_actors())
     throw ConfigError(spec.source + ": the run in " + spec.run_dir + " trains with " +
-                      std::to_string(saved.get_int("model_based.dream_actors")) + " dream actors but this layout gives " +
+                      std::to_string(saved.model_based.dream_actors) + " dream actors but this layout gives " +
                       std::to_string(spec.dream_actors()) + "; keep the layout to resume it");
 }
 

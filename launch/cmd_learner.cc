@@ -97,19 +97,19 @@ int run_learner(const CliArgs& args) {
   const std::vector<TrainingGraph> graphs = load_training_graphs(run.options.graphs);
   for (const TrainingGraph& g : graphs) options.graphs.push_back(g.name);
   options.prepare_run_folder = [&](const std::string& dir) { prepare_run_cost_model(dir, run.options, graphs); };
-  if (run.config.get_bool("model_based.enabled")) {
-    check_model_based_config(run.config);
+  if (run.options.model_based.enabled) {
+    check_model_based_config(run.options);
     // Made once the run folder holds its cost model: the learner rebuilds
     // real episodes by replay with exactly the actors' prices.
     options.make_extension = [&](const std::string& dir) {
       auto replay = std::make_shared<RunReplay>(dir, run.options, run.options.graphs);
       ModelBasedRunOptions mb;
-      mb.agent = model_based_options_from(run.config);
+      mb.agent = model_based_options_from(run.options);
       mb.graphs = options.graphs;
       mb.num_xfers = options.num_xfers;
       mb.max_steps = run.options.collector.env.max_steps;
       mb.rule_library_hash = options.rule_library_hash;
-      mb.max_policy_lag = run.config.get_int("distributed.max_policy_lag");
+      mb.max_policy_lag = run.options.distributed.max_policy_lag;
       mb.replay = [replay](const std::vector<StoredStep>& steps,
                            const std::function<void(size_t, const Observation&)>& visit) {
         replay->replay().replay(steps, visit);
@@ -131,7 +131,7 @@ int run_learner(const CliArgs& args) {
     std::fprintf(stderr, "learner: %s run %s (id %s), trajectories at %s\n", run.resume ? "resuming" : "starting",
                  run.run_dir.c_str(), options.run_id.c_str(), learner.endpoints().trajectories.c_str());
   Stopwatch since_print;
-  const bool model_based = run.config.get_bool("model_based.enabled");
+  const bool model_based = run.options.model_based.enabled;
   auto on_update = [&](const UpdateReport& r) {
     if (quiet || model_based || since_print.elapsed_s() < 2.0) return;
     since_print.restart();

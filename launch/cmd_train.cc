@@ -35,9 +35,8 @@ int run_train_processes(const CliArgs& args, const TrainingRun& run) {
   const bool quiet = args.flag("--quiet");
   SingleNodePlan plan;
   plan.run_dir = run.run_dir;
-  plan.actors = static_cast<int32_t>(run.config.get_int("distributed.actors"));
-  if (run.config.get_bool("model_based.enabled"))
-    plan.dream_actors = static_cast<int32_t>(run.config.get_int("model_based.dream_actors"));
+  plan.actors = run.options.distributed.actors;
+  if (run.options.model_based.enabled) plan.dream_actors = run.options.model_based.dream_actors;
   plan.quiet = quiet;
   std::vector<std::string> overrides;
   std::string config_path;
@@ -69,7 +68,7 @@ int run_train_processes(const CliArgs& args, const TrainingRun& run) {
 int run_train(const CliArgs& args) {
   const TrainingRun run = prepare_training_run(args);
   if (!args.flag("--inline")) return run_train_processes(args, run);
-  if (run.config.get_bool("model_based.enabled"))
+  if (run.options.model_based.enabled)
     throw UsageError("--inline trains the model-free agent; a model-based run (model_based.enabled) runs as processes "
                      "(drop --inline), or in one process with 'graphworld worldmodel agent'");
   const Config& config = run.config;

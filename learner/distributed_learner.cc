@@ -313,8 +313,8 @@ DistributedLearner::DistributedLearner(const Config& config, DistributedLearnerO
   s.options.network.num_xfers = options.num_xfers;
   s.distributed = std::move(options);
   s.run_dir = run_dir;
-  s.max_policy_lag = config.get_int("distributed.max_policy_lag");
-  s.heartbeat_timeout_s = config.get_double("distributed.heartbeat_timeout_s");
+  s.max_policy_lag = s.options.distributed.max_policy_lag;
+  s.heartbeat_timeout_s = s.options.distributed.heartbeat_timeout_s;
   s.actors = ActorRegistry(s.heartbeat_timeout_s);
   s.expect.run_id = s.distributed.run_id;
   s.expect.num_xfers = s.distributed.num_xfers;
@@ -399,7 +399,7 @@ DistributedLearner::DistributedLearner(const Config& config, DistributedLearnerO
     info.num_xfers = s.distributed.num_xfers;
     info.config_text = config.to_yaml();
     s.store = RolloutStoreWriter::create(store_path, info,
-                                         {.chunk_steps = 16384, .flush_every_s = config.get_double("distributed.store_flush_s")});
+                                         {.chunk_steps = 16384, .flush_every_s = s.options.distributed.store_flush_s});
   }
   if (!resume) write_file_atomically(run_dir + "/config.yaml", config.to_yaml());
   if (!resume) s.write_checkpoint();

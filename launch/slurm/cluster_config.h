@@ -25,22 +25,25 @@ struct ClusterSpec {
   std::string source;  // the cluster.yaml it came from (for messages)
   Config config;       // every key resolved (saved as RUN/slurm/cluster.yaml)
 
+  // The keys' values (cluster_config.cc's key table fills them; the
+  // defaults are the table's), paths resolved and checked.
   std::string name;             // run.name: job name and run folder name
+  std::string output;           // run.output, as given
   std::string run_dir;          // run.output/run.name, absolute
   std::string training_config;  // run.training_config, absolute
   std::vector<std::string> training_overrides;
 
   std::string partition, account, qos, time_limit;
-  bool requeue = true;
-  int64_t warning_s = 300;
+  bool requeue = false;
+  int64_t warning_s = 0;
   std::vector<std::string> extra_sbatch;  // slurm.extra_options, each an sbatch option
 
-  int64_t learner_nodes = 1, gpus_per_node = 0, learner_ranks_per_node = 1, cpus_per_rank = 2;
-  int64_t rendezvous_port = 29400;  // learner.port: where data-parallel ranks meet
+  int64_t learner_nodes = 0, gpus_per_node = 0, learner_ranks_per_node = 0, cpus_per_rank = 0;
+  int64_t rendezvous_port = 0;  // learner.port: where data-parallel ranks meet
   std::string local_dir;  // learner.local_dir: the learner node's own disk, for the rollout store
 
-  int64_t actor_nodes = 1;  // 0: actors share the learner's first node
-  int64_t real_per_node = 2, dream_per_node = 0, cpus_per_actor = 1;
+  int64_t actor_nodes = 0;  // 0: actors share the learner's first node
+  int64_t real_per_node = 0, dream_per_node = 0, cpus_per_actor = 0;
   std::string executable;  // graphworld on the nodes, absolute
 
   int64_t real_actors() const { return std::max<int64_t>(actor_nodes, 1) * real_per_node; }
