@@ -119,12 +119,7 @@ DreamUpdateReport learn_from_dream_batch(DreamController& controller, torch::opt
     auto [log_prob, entropy] = log_prob_and_entropy(out.logits, batch.action.index_select(0, index));
     return SampleEvaluation{log_prob, out.value, entropy};
   };
-  const UpdateStats stats = run_ppo_epochs(ppo, std::move(samples), evaluate, optimizer, controller->parameters(), rng);
-  report.policy_loss = stats.policy_loss;
-  report.value_loss = stats.value_loss;
-  report.entropy = stats.entropy;
-  report.approx_kl = stats.approx_kl;
-  report.clip_fraction = stats.clip_fraction;
+  report.ppo = run_ppo_epochs(ppo, std::move(samples), evaluate, optimizer, controller->parameters(), rng);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

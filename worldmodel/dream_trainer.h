@@ -36,7 +36,7 @@ struct DreamUpdateReport {
   int64_t dream_steps = 0;     // this update's
   int64_t episodes = 0;        // dream episodes that ended in it
   double mean_return = 0;      // their mean predicted reduction (percent)
-  double policy_loss = 0, value_loss = 0, entropy = 0, approx_kl = 0, clip_fraction = 0;
+  UpdateStats ppo;             // the update's losses and diagnostics (learner/ppo_epochs.h)
   double seconds = 0;
 };
 
@@ -67,8 +67,8 @@ torch::Tensor controller_rewards(const torch::Tensor& predicted, const torch::Te
 
 // PPO's epochs over one batch (GAE per row with the learner's estimator),
 // on controller_rewards.
-// Fills the report's losses; dream_steps, episodes and mean_return come
-// from the batch.
+// Fills the report's PPO statistics; dream_steps, episodes and mean_return
+// come from the batch.
 DreamUpdateReport learn_from_dream_batch(DreamController& controller, torch::optim::Optimizer& optimizer,
                                          const DreamBatch& batch, const PpoOptions& ppo, double step_cost,
                                          std::mt19937_64& rng);

@@ -115,12 +115,8 @@ class ModelBasedLearner final : public LearnerExtension {
         ++dream_updates_;
         dream_steps_ += r.dream_steps;
         if (r.episodes > 0) dream_return_ = r.mean_return;
+        report.stats = r.ppo;
         report.stats.samples = r.dream_steps;
-        report.stats.policy_loss = r.policy_loss;
-        report.stats.value_loss = r.value_loss;
-        report.stats.entropy = r.entropy;
-        report.stats.approx_kl = r.approx_kl;
-        report.stats.clip_fraction = r.clip_fraction;
         report.stats.update_s = r.seconds;
         if (dream_updates_ >= options_.agent.dream_updates) {
           if (!options_.controller_path.empty()) save_controller(options_.controller_path, controller_);
