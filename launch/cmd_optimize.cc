@@ -8,28 +8,24 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <deque>
-#include <filesystem>
 #include <optional>
 
-#include "common/atomic_file.h"
 #include "common/error.h"
 #include "common/json_writer.h"
 #include "common/stopwatch.h"
 #include "env/onnx/grouped_conv_spelling.h"
 #include "env/onnx/onnx_export.h"
-#include "env/ops/executor.h"
 #include "env/rules/rule_library.h"
 #include "env/search/search.h"
 #include "learner/policy_file.h"
 #include "learner/policy_rollouts.h"
 #include "launch/bench_commands.h"
 #include "launch/commands.h"
-#include "launch/pipeline/checked_candidate.h"
 #include "launch/pipeline/cost_options.h"
 #include "launch/pipeline/end_to_end_check.h"
 #include "launch/pipeline/model_source.h"
 #include "launch/pipeline/onnxruntime_comparison.h"
+#include "launch/pipeline/optimize_pipeline.h"
 #include "launch/pipeline/policy_location.h"
 
 namespace graphworld {
@@ -52,30 +48,6 @@ void print_progress(const SearchProgress& p, bool tty) {
                p.elapsed_s, p.best_cost_ms, 100.0 * (p.best_cost_ms - p.original_cost_ms) / p.original_cost_ms,
                static_cast<long long>(p.explored), static_cast<long long>(p.generated), p.queued);
   std::fflush(stderr);
-}
-
-// Files removed when the scope ends, whatever happens in it.
-class TemporaryFiles {
- public:
-  TemporaryFiles() = default;
-  TemporaryFiles(const TemporaryFiles&) = delete;
-  TemporaryFiles& operator=(const TemporaryFiles&) = delete;
-  ~TemporaryFiles() {
-    std::error_code ignored;
-    for (const std::string& path : paths_) std::filesystem::remove(path, ignored);
-  }
-  const std::string& add(std::string path) { return paths_.emplace_back(std::move(path)); }
-
- private:
-  std::deque<std::string> paths_;  // stable references for add()'s callers
-};
-
-// The original kept byte for byte: temporary copy, then rename, so OUT is
-// never half written. Copying a file onto itself leaves it alone.
-void copy_file_atomically(const std::string& from, const std::string& to) {
-  std::error_code ec;
-  if (std::filesystem::exists(to) && std::filesystem::equivalent(from, to, ec)) return;
-  write_file_atomically(to, read_file_bytes(from));
 }
 
 // RUNTIME_speedup, RUNTIME_original_ms, RUNTIME_optimized_ms; null when not timed.
@@ -156,92 +128,46 @@ int run_optimize(const CliArgs& args) {
   const RuleMatcher matcher(library.rules);
   std::unique_ptr<CostModel> cost = make_cost_model_with_progress(cost_options, !quiet);
   const bool tty = isatty(STDERR_FILENO) != 0;
-  SearchResult result;
+  OptimizeRequest request;
+  request.model = &model;
+  request.matcher = &matcher;
+  request.cost = cost.get();
+  request.algorithm = algorithm;
+  request.search = options;
+  request.out = out;
+  request.tolerance = tolerance;
+  request.export_options = export_options;
+  request.check = check_options;
+  if (!quiet) request.say = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   if (policy) {
-    PolicyRolloutOptions rollout_options;
-    rollout_options.rollouts = rollouts;
-    rollout_options.seed = options.seed;
+    request.policy = &policy->network;
+    request.rollouts.rollouts = rollouts;
+    request.rollouts.seed = options.seed;
     const int64_t max_steps = args.int_value("--max-steps", std::max<int64_t>(policy->info.max_steps, 200));
     if (max_steps < 1 || max_steps > 100000) throw UsageError("--max-steps must be in [1, 100000]");
-    rollout_options.env.max_steps = static_cast<int32_t>(max_steps);
-    rollout_options.time_budget_s = args.double_value("--rollout-time", 1.0);
-    if (!(rollout_options.time_budget_s >= 0)) throw UsageError("--rollout-time must be >= 0 (0: no limit)");
-    rollout_options.env.max_locations = policy->info.max_locations;
+    request.rollouts.env.max_steps = static_cast<int32_t>(max_steps);
+    request.rollouts.time_budget_s = args.double_value("--rollout-time", 1.0);
+    if (!(request.rollouts.time_budget_s >= 0)) throw UsageError("--rollout-time must be >= 0 (0: no limit)");
+    request.rollouts.env.max_locations = policy->info.max_locations;
     if (!quiet)
       std::fprintf(stderr, "optimising %s (%zu ops) with policy %s, %d rollouts, %s cost model\n", model.source.c_str(),
                    model.graph.num_ops(), policy_file.c_str(), rollouts, cost->name().c_str());
-    result = optimize_with_policy(model.graph, matcher, *cost, policy->network, rollout_options);
-  } else {
-    if (!quiet) {
-      std::fprintf(stderr, "optimising %s (%zu ops) with %s search, budget %lld, alpha %.3g, %s cost model, %zu rules\n",
-                   model.source.c_str(), model.graph.num_ops(), algorithm.c_str(), static_cast<long long>(options.budget),
-                   options.alpha, cost->name().c_str(), library.rules.size());
-      options.progress = [tty](const SearchProgress& p) { print_progress(p, tty); };
-      options.progress_interval_s = tty ? 0.25 : 5.0;
-    }
-    result = run_search(algorithm, model.graph, matcher, *cost, options);
-    if (!quiet && tty) std::fprintf(stderr, "\n");
+  } else if (!quiet) {
+    std::fprintf(stderr, "optimising %s (%zu ops) with %s search, budget %lld, alpha %.3g, %s cost model, %zu rules\n",
+                 model.source.c_str(), model.graph.num_ops(), algorithm.c_str(), static_cast<long long>(options.budget),
+                 options.alpha, cost->name().c_str(), library.rules.size());
+    request.search.progress = [tty](const SearchProgress& p) { print_progress(p, tty); };
+    request.search.progress_interval_s = tty ? 0.25 : 5.0;
   }
-  cost->flush();
-  const std::string method = policy ? "policy" : algorithm;
-
-  // Equivalence on seeded random inputs, before anything is written: of
-  // the search's graph, then of that graph as exported (spelled for
-  // runtimes that fuse, env/onnx/export_spelling.h) and read back, which is
-  // what is timed and written.
-  Stopwatch check_clock;
-  const ReferenceOutputs reference = reference_outputs(model.graph, options.seed + 1);
-  CandidateOptions candidate_options;
-  candidate_options.tolerance = tolerance;
-  candidate_options.export_options = export_options;
-  CandidateContext context;
-  context.made = "the optimised graph";
-  context.original = model.source;
-  context.instead = "not writing " + out;
-  context.graph_advice = "A rule applied here is wrong for this model: rerun with --search greedy or --budget 0 "
-                         "to narrow it down, and report the applied rules (--json)";
-  context.export_advice = "The search's graph was equivalent; its ONNX export is not, which is a bug in graphworld's "
-                          "exporter: please report it with the model and the applied rules (--json)";
-  context.respelling_advice = "No rewrite applied, and the ONNX export with its grouped convs respelled is not "
-                              "equivalent, which is a bug in graphworld's exporter: please report it with the model "
-                              "(--spelling as-searched avoids it)";
-  const CheckedCandidate candidate =
-      check_candidate(reference, result.graph, !result.applied.empty(), candidate_options, context);
-  const bool changed = candidate.changed;
-  const std::string& optimized_bytes = candidate.onnx_bytes;
+  const OptimizeOutcome outcome = optimize_model(request);
+  if (!quiet && tty && !policy) std::fprintf(stderr, "\n");
+  const SearchResult& result = outcome.result;
+  const CheckedCandidate& candidate = outcome.candidate;
   const ExportReport& export_report = candidate.export_report;
-  const double check_s = check_clock.elapsed_s();
-  EndToEndCheck check;
-  double write_s = 0;
-  {
-    // onnxruntime reads files: the candidate beside OUT, and the original as
-    // the user gave it (a zoo graph is exported first).
-    TemporaryFiles temporaries;
-    const std::string candidate_file = temporaries.add(out + ".candidate.tmp");
-    const std::string original_file = model.from_zoo ? temporaries.add(out + ".original.tmp") : model.source;
-    if (!changed) {
-      check.optimized_is_faster = false;
-      check.verdict = "no rewrite lowered the cost and the spelling changed nothing";
-    } else {
-      if (check_options.runtime == VerifyRuntime::OnnxRuntime) {
-        write_onnx_bytes(optimized_bytes, candidate_file);
-        if (model.from_zoo) export_onnx_file(model.graph, original_file);
-      }
-      if (!quiet && check_options.runtime != VerifyRuntime::None)
-        std::fprintf(stderr, "timing the original against the optimised graph end to end (%s, %d alternating rounds)\n",
-                     verify_runtime_name(check_options.runtime), check_options.rounds);
-      check = check_end_to_end(model.graph, *candidate.shipped, original_file, candidate_file, check_options);
-    }
-    Stopwatch write_clock;
-    if (check.optimized_is_faster)
-      write_onnx_bytes(optimized_bytes, out);
-    else if (model.from_zoo)
-      export_onnx_file(model.graph, out);
-    else
-      copy_file_atomically(model.source, out);
-    write_s = write_clock.elapsed_s();
-  }
-  io_s += write_s;
+  const EndToEndCheck& check = outcome.check;
+  const double check_s = outcome.check_s;
+  const std::string method = policy ? "policy" : algorithm;
+  io_s += outcome.write_s;
   const char* written = check.optimized_is_faster ? "optimized" : "original";
 
   const std::map<std::string, int> counts = result.applied_counts();
