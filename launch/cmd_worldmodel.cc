@@ -260,19 +260,23 @@ int agent(const CliArgs& args) {
   }
   for (GraphEnv& e : envs) env_pointers.push_back(&e);
   ModelBasedOptions options;
-  options.rounds = static_cast<int32_t>(args.int_value("--rounds", options.rounds));
-  options.random_episodes = static_cast<int32_t>(args.int_value("--random-episodes", options.random_episodes));
-  options.random_steps = static_cast<int32_t>(args.int_value("--random-steps", options.random_steps));
-  options.episodes_per_round = static_cast<int32_t>(args.int_value("--episodes-per-round", options.episodes_per_round));
-  options.verify_dream_plans = !args.flag("--no-plan-checks");
-  options.calibration_episodes = static_cast<int32_t>(args.int_value("--calibration-episodes", options.calibration_episodes));
-  options.calibration_keeps_controller_memory = !args.flag("--calibration-moves-controller-memory");
-  options.dream_updates = static_cast<int32_t>(args.int_value("--dream-updates", options.dream_updates));
-  options.tau = args.double_value("--tau", options.tau);
-  options.step_cost = args.double_value("--step-cost", options.step_cost);
+  options.settings.rounds = static_cast<int32_t>(args.int_value("--rounds", options.settings.rounds));
+  options.settings.random_episodes =
+      static_cast<int32_t>(args.int_value("--random-episodes", options.settings.random_episodes));
+  options.settings.random_steps = static_cast<int32_t>(args.int_value("--random-steps", options.settings.random_steps));
+  options.settings.episodes_per_round =
+      static_cast<int32_t>(args.int_value("--episodes-per-round", options.settings.episodes_per_round));
+  options.settings.verify_plans = !args.flag("--no-plan-checks");
+  options.settings.calibration_episodes =
+      static_cast<int32_t>(args.int_value("--calibration-episodes", options.settings.calibration_episodes));
+  options.settings.calibration_keeps_controller_memory = !args.flag("--calibration-moves-controller-memory");
+  options.settings.dream_updates =
+      static_cast<int32_t>(args.int_value("--dream-updates", options.settings.dream_updates));
+  options.settings.tau = args.double_value("--tau", options.settings.tau);
+  options.settings.step_cost = args.double_value("--step-cost", options.settings.step_cost);
   options.seed = static_cast<uint64_t>(args.int_value("--seed", 0));
-  options.model.hidden = args.int_value("--hidden", options.model.hidden);
-  options.model.separate_controller_memory = !args.flag("--shared-controller-memory");
+  options.settings.hidden = args.int_value("--hidden", options.settings.hidden);
+  options.settings.separate_controller_memory = !args.flag("--shared-controller-memory");
   const std::string out_dir = args.value_or("--output", "");
   if (!out_dir.empty()) std::filesystem::create_directories(out_dir);
   const bool json_out = args.flag("--json"), show_actions = args.flag("--actions");

@@ -231,4 +231,9 @@ TrainingOptions training_options_from(const Config& config) {
   return o;
 }
 
+ModelBasedSettings default_model_based_settings() {
+  static const ModelBasedSettings settings = training_options_from(Config(training_config_schema())).model_based;
+  return settings;
+}
+
 }  // namespace graphworld

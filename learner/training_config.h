@@ -67,6 +67,10 @@ struct TrainingOptions {
   ModelBasedSettings model_based;
 };
 
+// The model_based.* keys at their defaults (the `worldmodel agent` command
+// starts from them).
+ModelBasedSettings default_model_based_settings();
+
 // Every key of `config` (made with training_config_schema()) into its
 // field. ConfigError for what a key's range cannot say (no graphs).
 TrainingOptions training_options_from(const Config& config);

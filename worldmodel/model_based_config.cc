@@ -5,29 +5,8 @@
 namespace graphworld {
 
 ModelBasedOptions model_based_options_from(const TrainingOptions& training) {
-  const ModelBasedSettings& m = training.model_based;
   ModelBasedOptions o;
-  o.rounds = m.rounds;
-  o.random_episodes = m.random_episodes;
-  o.random_steps = m.random_steps;
-  o.episodes_per_round = m.episodes_per_round;
-  o.explore = m.explore;
-  o.verify_dream_plans = m.verify_plans;
-  o.calibration_episodes = m.calibration_episodes;
-  o.calibration_keeps_controller_memory = m.calibration_keeps_controller_memory;
-  o.dream_updates = m.dream_updates;
-  o.dream_batch = m.dream_rows;
-  o.dream_horizon = m.dream_horizon;
-  o.tau = m.tau;
-  o.step_cost = m.step_cost;
-  o.model.latent_dim = m.latent_dim;
-  o.model.hidden = m.hidden;
-  o.model.components = m.components;
-  o.model.separate_controller_memory = m.separate_controller_memory;
-  o.world.encoder_epochs = m.encoder_epochs;
-  o.world.epochs = m.epochs;
-  o.later_epochs = m.later_epochs;
-  o.holdout = m.holdout;
+  o.settings = training.model_based;
   o.ppo = training.ppo;
   o.seed = training.seed;
   o.ppo.seed = o.seed;

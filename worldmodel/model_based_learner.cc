@@ -27,7 +27,7 @@ constexpr double kAskAgainS = 120.0;
 class ModelBasedLearner final : public LearnerExtension {
  public:
   explicit ModelBasedLearner(ModelBasedRunOptions options) : options_(std::move(options)), rng_(options_.agent.seed) {
-    const ModelBasedOptions& a = options_.agent;
+    const ModelBasedSettings& a = options_.agent.settings;
     if (a.rounds < 1 || a.random_episodes < 1 || a.dream_updates < 1 || a.episodes_per_round < 0)
       throw UsageError("model_based: rounds, random_episodes and dream_updates must be at least 1");
     if (!(a.holdout > 0 && a.holdout < 1)) throw UsageError("model_based.holdout must lie in (0, 1)");
@@ -71,7 +71,7 @@ class ModelBasedLearner final : public LearnerExtension {
       for (WorldEpisode& e : episodes) {
         if (!e.complete()) continue;
         real_steps_ += static_cast<int64_t>(e.steps.size());
-        (held_out_on_arrival(++arrived_, options_.agent.holdout) ? held_out_ : data_).push_back(std::move(e));
+        (held_out_on_arrival(++arrived_, options_.agent.settings.holdout) ? held_out_ : data_).push_back(std::move(e));
         if (counts && (phase_ == Phase::kRandom || phase_ == Phase::kReal)) {
           ++episodes_in_phase_;
           last_counted_ = Clock::now();
@@ -110,7 +110,7 @@ class ModelBasedLearner final : public LearnerExtension {
         const DreamBatch batch = std::move(dreams_.front());
         dreams_.pop_front();
         const DreamUpdateReport r = learn_from_dream_batch(controller_, *optimizer_, batch, options_.agent.ppo,
-                                                           options_.agent.step_cost, rng_);
+                                                           options_.agent.settings.step_cost, rng_);
         controller_bytes_ = controller_to_bytes(controller_);
         ++dream_updates_;
         dream_steps_ += r.dream_steps;
@@ -118,26 +118,26 @@ class ModelBasedLearner final : public LearnerExtension {
         report.stats = r.ppo;
         report.stats.samples = r.dream_steps;
         report.stats.update_s = r.seconds;
-        if (dream_updates_ >= options_.agent.dream_updates) {
+        if (dream_updates_ >= options_.agent.settings.dream_updates) {
           if (!options_.controller_path.empty()) save_controller(options_.controller_path, controller_);
           log("round " + std::to_string(round_) + ": " + std::to_string(dream_updates_) +
               " controller updates in the dream, mean predicted reduction " + format(dream_return_) + "%");
           const int32_t graphs = static_cast<int32_t>(options_.graphs.size());
-          const bool last = round_ >= options_.agent.rounds;
+          const bool last = round_ >= options_.agent.settings.rounds;
           if (calibrates_after(options_.agent, round_)) {
             // The final controller's own real episodes first, for the world
             // model to learn from before it predicts that controller.
             log("round " + std::to_string(round_) + ": calibration: the final controller plays " +
-                std::to_string(options_.agent.calibration_episodes) + " sampled episodes per graph");
+                std::to_string(options_.agent.settings.calibration_episodes) + " sampled episodes per graph");
             calibrating_ = true;
             plans_ = 0;
-            enter(Phase::kReal, graphs * options_.agent.calibration_episodes);
+            enter(Phase::kReal, graphs * options_.agent.settings.calibration_episodes);
             return publish(report);
           }
           plan_dreams();
           report.extra.emplace_back("dream_greedy_reduction_pct", dream_greedy_);
-          plans_ = last || !options_.agent.verify_dream_plans ? 0 : static_cast<int32_t>(plans_by_graph_.size());
-          enter(Phase::kReal, graphs * (1 + (last ? 0 : options_.agent.episodes_per_round)) + plans_);
+          plans_ = last || !options_.agent.settings.verify_plans ? 0 : static_cast<int32_t>(plans_by_graph_.size());
+          enter(Phase::kReal, graphs * (1 + (last ? 0 : options_.agent.settings.episodes_per_round)) + plans_);
         }
         return publish(report);
       }
@@ -145,7 +145,7 @@ class ModelBasedLearner final : public LearnerExtension {
         if (episodes_in_phase_ < wanted_) return ask_again(report);
         log("round " + std::to_string(round_) + ": " + std::to_string(episodes_in_phase_) +
             " controller episodes in the real graphs; " + std::to_string(real_steps_) + " real steps so far");
-        if (!calibrating_ && round_ >= options_.agent.rounds) {
+        if (!calibrating_ && round_ >= options_.agent.settings.rounds) {
           enter(Phase::kDone, 0);
         } else {
           start_training();  // the next round's, or the calibration's within this one
@@ -206,7 +206,7 @@ class ModelBasedLearner final : public LearnerExtension {
     } else if (saved_phase == Phase::kRandom || !model_) {
       // episodes_in_phase_ counts the random episodes already stored; the
       // actors are asked afresh (their shares may be lost with the crash).
-      wanted_ = options_.agent.random_episodes * static_cast<int32_t>(options_.graphs.size());
+      wanted_ = options_.agent.settings.random_episodes * static_cast<int32_t>(options_.graphs.size());
       ++ask_;
     } else {
       round_ = saved_round - 1;
@@ -233,7 +233,7 @@ class ModelBasedLearner final : public LearnerExtension {
   // the dream-versus-real gap) and its plan, which real actors play.
   void plan_dreams() {
     const std::vector<DreamEpisode> episodes =
-        dream_greedy_episodes(*model_, controller_, model_->impl().starts, options_.agent.tau, options_.agent.seed);
+        dream_greedy_episodes(*model_, controller_, model_->impl().starts, options_.agent.settings.tau, options_.agent.seed);
     plans_by_graph_.clear();
     if (model_->impl().starts.size(0) != static_cast<int64_t>(options_.graphs.size())) {
       dream_greedy_ = 0;  // some graph has no real start yet: no plan can be matched to its graph
@@ -284,7 +284,7 @@ class ModelBasedLearner final : public LearnerExtension {
       info.feature_version = kObservationFeatureVersion;
       info.graphs = options_.graphs;
       info.rule_library_hash = options_.rule_library_hash;
-      model_ = std::make_unique<WorldModel>(options_.agent.model, XferVocabulary::from_episodes(data_, options_.num_xfers),
+      model_ = std::make_unique<WorldModel>(world_model_config(options_.agent.settings), XferVocabulary::from_episodes(data_, options_.num_xfers),
                                             info, options_.agent.seed);
     }
     WorldModelTrainOptions world = world_model_training_for(options_.agent, round_, calibrating_);
@@ -370,8 +370,8 @@ class ModelBasedLearner final : public LearnerExtension {
     p.ask = ask_;
     if (phase_ == Phase::kRandom || phase_ == Phase::kReal) p.real_episodes = wanted_;
     if (phase_ == Phase::kReal && !calibrating_) p.greedy_episodes = static_cast<int32_t>(options_.graphs.size());
-    p.explore = calibrating_ ? 0.0 : options_.agent.explore;  // as the in-process calibration
-    p.random_steps = options_.agent.random_steps;
+    p.explore = calibrating_ ? 0.0 : options_.agent.settings.explore;  // as the in-process calibration
+    p.random_steps = options_.agent.settings.random_steps;
     p.dream = phase_ == Phase::kDream;
     if (phase_ == Phase::kReal)
       p.plans.assign(plans_by_graph_.begin(), plans_by_graph_.begin() + std::min(plans_by_graph_.size(), static_cast<size_t>(plans_)));

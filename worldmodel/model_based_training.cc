@@ -13,18 +13,29 @@
 namespace graphworld {
 
 WorldModelTrainOptions world_model_training_for(const ModelBasedOptions& options, int32_t round, bool calibration) {
-  WorldModelTrainOptions world = options.world;
+  WorldModelTrainOptions world;
+  world.encoder_epochs = options.settings.encoder_epochs;
+  world.epochs = options.settings.epochs;
   world.seed = options.seed + static_cast<uint64_t>(round);
   if (round > 1 || calibration) {
     world.encoder_epochs = 0;
-    world.epochs = options.later_epochs;
+    world.epochs = options.settings.later_epochs;
   }
-  world.keep_controller_memory = calibration && options.calibration_keeps_controller_memory;
+  world.keep_controller_memory = calibration && options.settings.calibration_keeps_controller_memory;
   return world;
 }
 
+WorldModelConfig world_model_config(const ModelBasedSettings& settings) {
+  WorldModelConfig config;
+  config.latent_dim = settings.latent_dim;
+  config.hidden = settings.hidden;
+  config.components = settings.components;
+  config.separate_controller_memory = settings.separate_controller_memory;
+  return config;
+}
+
 bool calibrates_after(const ModelBasedOptions& options, int32_t round) {
-  return round >= options.rounds && options.calibration_episodes > 0;  // >=: a run resumed with fewer rounds
+  return round >= options.settings.rounds && options.settings.calibration_episodes > 0;  // >=: a run resumed with fewer rounds
 }
 
 ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std::vector<std::string>& names,
@@ -32,8 +43,8 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
                                    const std::function<void(const ModelBasedRound&)>& on_round,
                                    const std::string& controller_path) {
   if (envs.empty() || envs.size() != names.size()) throw UsageError("model-based training needs one name per graph");
-  if (options.rounds < 1) throw UsageError("model-based training needs rounds >= 1");
-  if (!(options.holdout > 0 && options.holdout < 1)) throw UsageError("model-based training needs a held-out share in (0, 1)");
+  if (options.settings.rounds < 1) throw UsageError("model-based training needs rounds >= 1");
+  if (!(options.settings.holdout > 0 && options.settings.holdout < 1)) throw UsageError("model-based training needs a held-out share in (0, 1)");
   const auto start = std::chrono::steady_clock::now();
   std::mt19937_64 rng(options.seed);
   // Each episode is put in the training or the held-out part once, when it
@@ -42,16 +53,16 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
   std::vector<WorldEpisode> data, held_out;
   int64_t arrived = 0;
   auto add = [&](WorldEpisode episode) {
-    (held_out_on_arrival(++arrived, options.holdout) ? held_out : data).push_back(std::move(episode));
+    (held_out_on_arrival(++arrived, options.settings.holdout) ? held_out : data).push_back(std::move(episode));
   };
   ModelBasedResult result;
   int64_t real_steps = 0, dream_steps = 0;
   uint64_t episode_seed = options.seed * 1000003ULL;
 
   for (size_t g = 0; g < envs.size(); ++g) {
-    auto episodes = play_episodes(*envs[g], static_cast<int32_t>(g), options.random_episodes,
-                                  random_first_location_chooser(0.0, options.random_steps), episode_seed);
-    episode_seed += static_cast<uint64_t>(options.random_episodes);
+    auto episodes = play_episodes(*envs[g], static_cast<int32_t>(g), options.settings.random_episodes,
+                                  random_first_location_chooser(0.0, options.settings.random_steps), episode_seed);
+    episode_seed += static_cast<uint64_t>(options.settings.random_episodes);
     real_steps += count_steps(episodes);
     for (WorldEpisode& e : episodes) add(std::move(e));
   }
@@ -59,7 +70,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
   info.max_steps = envs.front()->options().max_steps;
   info.feature_version = kObservationFeatureVersion;
   info.graphs = names;
-  result.model = std::make_unique<WorldModel>(options.model, XferVocabulary::from_episodes(data, num_xfers), info,
+  result.model = std::make_unique<WorldModel>(world_model_config(options.settings), XferVocabulary::from_episodes(data, num_xfers), info,
                                               options.seed);
   DreamController controller{nullptr};
   std::unique_ptr<DreamTrainer> trainer;
@@ -73,24 +84,24 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
     }
   };
 
-  for (int32_t round = 1; round <= options.rounds; ++round) {
+  for (int32_t round = 1; round <= options.settings.rounds; ++round) {
     result.model->train(data, held_out, world_model_training_for(options, round, false));
 
     if (!trainer) {
       controller = make_controller(*result.model, options.seed);
       DreamTrainingOptions dream;
-      dream.dream.batch = options.dream_batch;
-      dream.dream.tau = options.tau;
+      dream.dream.batch = options.settings.dream_rows;
+      dream.dream.tau = options.settings.tau;
       dream.dream.max_steps = info.max_steps;
       dream.dream.seed = options.seed;
-      dream.horizon = options.dream_horizon;
+      dream.horizon = options.settings.dream_horizon;
       dream.ppo = options.ppo;
-      dream.step_cost = options.step_cost;
+      dream.step_cost = options.settings.step_cost;
       trainer = std::make_unique<DreamTrainer>(*result.model, controller, result.model->impl().starts, dream);
     }
     ModelBasedRound report;
     report.round = round;
-    for (int32_t u = 0; u < options.dream_updates; ++u) {
+    for (int32_t u = 0; u < options.settings.dream_updates; ++u) {
       const DreamUpdateReport r = trainer->update();
       dream_steps += r.dream_steps;
       if (r.episodes > 0) report.dream_return = r.mean_return;
@@ -101,11 +112,11 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
       // more: the dream below predicts this controller, not the last one.
       // Sampled without added exploration: random rules would break the
       // long runs of one rule the calibration is there to show.
-      for (size_t g = 0; g < envs.size(); ++g) play_sampled(g, options.calibration_episodes, 0.0);
+      for (size_t g = 0; g < envs.size(); ++g) play_sampled(g, options.settings.calibration_episodes, 0.0);
       result.model->train(data, held_out, world_model_training_for(options, round, true));
     }
     const std::vector<DreamEpisode> predicted =
-        dream_greedy_episodes(*result.model, controller, result.model->impl().starts, options.tau, options.seed);
+        dream_greedy_episodes(*result.model, controller, result.model->impl().starts, options.settings.tau, options.seed);
     for (size_t g = 0; g < envs.size(); ++g) {
       RealEpisodeResult greedy = real_controller_episode(*envs[g], static_cast<int32_t>(g), *result.model, controller,
                                                          true, 0.0, rng, episode_seed++);
@@ -120,14 +131,14 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
       }
       report.graphs.push_back(std::move(outcome));
       add(std::move(greedy.episode));
-      if (round == options.rounds) continue;  // the last round's data would teach nothing more
-      if (options.verify_dream_plans && g < predicted.size()) {
+      if (round == options.settings.rounds) continue;  // the last round's data would teach nothing more
+      if (options.settings.verify_plans && g < predicted.size()) {
         std::vector<WorldEpisode> checked =
             play_episodes(*envs[g], static_cast<int32_t>(g), 1, plan_chooser(predicted[g].xfers), episode_seed++);
         real_steps += count_steps(checked);
         for (WorldEpisode& e : checked) add(std::move(e));
       }
-      play_sampled(g, options.episodes_per_round, options.explore);
+      play_sampled(g, options.settings.episodes_per_round, options.settings.explore);
     }
     report.held_out = result.model->evaluate(held_out);
     report.real_steps = real_steps;

@@ -28,49 +28,29 @@
 
 #include "env/gym/graph_env.h"
 #include "learner/ppo_learner.h"
+#include "learner/training_config.h"
 #include "worldmodel/world_model.h"
 
 namespace graphworld {
 
 struct ModelBasedOptions {
-  int32_t rounds = 6;
-  int32_t random_episodes = 4;     // per graph, before the first model
-  // Rewrites a random episode takes before it stops (0: until no rule
-  // applies or max_steps). Random episodes are the real steps spent before
-  // any model exists; a short look around the start is what the first
-  // world model needs, the controller's own episodes go deeper.
-  int32_t random_steps = 100;
-  int32_t episodes_per_round = 1;  // per graph, by the controller (besides its greedy evaluation)
-  double explore = 0.1;            // chance of a random allowed action in those
-  // Each round (but the last), the dream's own greedy plan per graph is
-  // also played in the real graph, step for step as long as the real graph
-  // allows it: the world model then sees where its dream was wrong, which a
-  // controller acting on real states may never show it.
-  bool verify_dream_plans = true;
-  // The last round, before its greedy evaluation, plays this many sampled
-  // episodes per graph with the final controller and trains the world model
-  // once more on them. A controller trained in a dream goes, in the real
-  // graph, past what earlier controllers showed the world model (longer
-  // runs of a rule than any episode so far); the dream, bound to what it
-  // saw, then predicts the final controller short. The evaluation episode
-  // itself is never learned from before it is predicted.
-  int32_t calibration_episodes = 4;
-  // That retraining moves only the bookkeeping half of the world model
-  // (WorldModelTrainOptions::keep_controller_memory): the controller was
-  // trained on the h of the model before it.
-  bool calibration_keeps_controller_memory = true;
-  WorldModelConfig model;
-  WorldModelTrainOptions world;    // encoder_epochs apply to the first round only
-  int32_t later_epochs = 40;       // MDN-RNN epochs in later rounds
-  double holdout = 0.2;
-  int32_t dream_updates = 60;      // PPO updates in the dream per round
-  int64_t dream_batch = 256;
-  int32_t dream_horizon = 16;
-  double tau = 1.0;
-  double step_cost = 0.01;  // DreamTrainingOptions::step_cost
+  // The schedule and sizes: the model_based.* keys of a run config, at the
+  // key table's defaults unless set (learner/training_config.h says what
+  // each means). Among them: random episodes before the first model, and
+  // how far they go; the controller's sampled episodes per round and their
+  // exploration; whether the dream's greedy plan is also played in the real
+  // graph each round but the last (the world model then sees where its
+  // dream was wrong); the last round's calibration episodes, learned from
+  // before the final controller's greedy episode is predicted, and whether
+  // that retraining keeps the controller's memory; the world model's sizes
+  // and epochs; the dream's rows, horizon, temperature and step cost.
+  ModelBasedSettings settings = default_model_based_settings();
   PpoOptions ppo;
   uint64_t seed = 0;
 };
+
+// The world model's shape from the settings.
+WorldModelConfig world_model_config(const ModelBasedSettings& settings);
 
 // The schedule's rules that this agent and the distributed learner
 // (model_based_learner.h) share; each drives the rounds its own way.

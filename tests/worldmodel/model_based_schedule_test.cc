@@ -9,12 +9,12 @@ namespace {
 
 ModelBasedOptions schedule(int32_t rounds, int32_t calibration_episodes) {
   ModelBasedOptions options;
-  options.rounds = rounds;
-  options.calibration_episodes = calibration_episodes;
+  options.settings.rounds = rounds;
+  options.settings.calibration_episodes = calibration_episodes;
   options.seed = 7;
-  options.world.encoder_epochs = 40;
-  options.world.epochs = 100;
-  options.later_epochs = 30;
+  options.settings.encoder_epochs = 40;
+  options.settings.epochs = 100;
+  options.settings.later_epochs = 30;
   return options;
 }
 
@@ -44,7 +44,7 @@ TEST(ModelBasedSchedule, OnlyTheCalibrationKeepsTheControllersMemory) {
   EXPECT_FALSE(world_model_training_for(options, 1, false).keep_controller_memory);
   EXPECT_FALSE(world_model_training_for(options, 3, false).keep_controller_memory);
   EXPECT_TRUE(world_model_training_for(options, 3, true).keep_controller_memory);
-  options.calibration_keeps_controller_memory = false;
+  options.settings.calibration_keeps_controller_memory = false;
   EXPECT_FALSE(world_model_training_for(options, 3, true).keep_controller_memory);
 }
 
