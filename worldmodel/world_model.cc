@@ -7,7 +7,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <numeric>
 #include <sstream>
 
 #include "common/error.h"

@@ -22,7 +22,6 @@ namespace graphworld {
 
 // The original's outputs on seeded random inputs, computed once per model.
 struct ReferenceOutputs {
-  const Graph* original = nullptr;
   std::vector<std::shared_ptr<const TensorData>> inputs;
   std::vector<std::shared_ptr<TensorData>> outputs;
 };
