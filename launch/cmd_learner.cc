@@ -120,7 +120,7 @@ int run_learner(const CliArgs& args) {
       return make_model_based_learner(std::move(mb));
     };
   }
-  DistributedLearner learner(run.config, options, run.run_dir, run.resume, args.value_or("--checkpoint", ""));
+  DistributedLearner learner(RunSettings{run.options, run.config}, options, run.run_dir, run.resume, args.value_or("--checkpoint", ""));
   write_file_atomically(run.run_dir + "/run_id", options.run_id + "\n");
   // Before the ready file: a learner started in the background ignores
   // Ctrl-C until its handler is in, and whoever waits for the file may send it.

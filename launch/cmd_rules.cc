@@ -1,8 +1,10 @@
-// graphworld rules generate|verify|show|stats: make, check and inspect rule
-// library files.
+// graphworld rules generate|verify|show|stats|select: make, check, inspect
+// and subset rule library files.
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "common/error.h"
 #include "common/stopwatch.h"
@@ -94,6 +96,36 @@ int run_show(const CliArgs& args) {
   return 0;
 }
 
+// The rules named in --rule (comma-separated), in the library's order: for
+// ablations and for asking what a search finds with only some rewrites.
+int run_select(const CliArgs& args) {
+  args.expect_at_most(2);
+  const std::string out = args.value_or("--output", "");
+  if (out.empty()) throw UsageError("rules select needs -o FILE: where to write the selected rules");
+  const std::string names = args.value_or("--rule", "");
+  if (names.empty()) throw UsageError("rules select needs --rule NAME[,NAME...]: the rules to keep");
+  std::vector<std::string> wanted;
+  for (size_t start = 0; start <= names.size();) {
+    size_t comma = names.find(',', start);
+    if (comma == std::string::npos) comma = names.size();
+    if (comma > start) wanted.push_back(names.substr(start, comma - start));
+    start = comma + 1;
+  }
+  RuleLibrary library = library_from(args, 1);
+  RuleLibrary selected;
+  selected.description = library.description + " (selected: " + names + ")";
+  for (const std::string& name : wanted) {
+    const bool known = std::any_of(library.rules.begin(), library.rules.end(),
+                                   [&](const Rule& rule) { return rule.name == name; });
+    if (!known) throw UsageError("no rule named '" + name + "' in the library; 'graphworld rules show' lists them");
+  }
+  for (const Rule& rule : library.rules)
+    if (std::find(wanted.begin(), wanted.end(), rule.name) != wanted.end()) selected.rules.push_back(rule);
+  save_rule_library(selected, out);
+  std::printf("wrote %zu of %zu rules to %s\n", selected.rules.size(), library.rules.size(), out.c_str());
+  return 0;
+}
+
 int run_stats(const CliArgs& args) {
   args.expect_at_most(2);
   RuleLibrary library = library_from(args, 1);
@@ -114,12 +146,13 @@ int run_stats(const CliArgs& args) {
 }
 
 int run_rules(const CliArgs& args) {
-  const std::string action = args.positional(0, "ACTION (generate, verify, show or stats)");
+  const std::string action = args.positional(0, "ACTION (generate, verify, show, stats or select)");
   if (action == "generate") return run_generate(args);
   if (action == "verify") return run_verify(args);
   if (action == "show") return run_show(args);
   if (action == "stats") return run_stats(args);
-  throw UsageError("unknown action '" + action + "'; use generate, verify, show or stats");
+  if (action == "select") return run_select(args);
+  throw UsageError("unknown action '" + action + "'; use generate, verify, show, stats or select");
 }
 
 }  // namespace
@@ -133,11 +166,12 @@ Subcommand rules_command() {
            "  verify [FILE]      check every rule in float64 at many instantiations; exit 1 if any fails\n"
            "  show [FILE]        print every rule (or --rule NAME) readably\n"
            "  stats [FILE]       count rules by the op types of their source pattern\n"
+           "  select [FILE] --rule A,B -o OUT   write a library of only the named rules\n"
            "FILE defaults to the library built into graphworld (also spelled 'default').",
-           {{"--output", "-o", "FILE", "generate: where to write the library"},
+           {{"--output", "-o", "FILE", "generate, select: where to write the library"},
             {"--max-ops", "", "K", "generate: largest graph enumerated, in ops (default 3)"},
             {"--no-hand-written", "", "", "generate: leave the hand-written rules out"},
-            {"--rule", "", "NAME", "show: only this rule"},
+            {"--rule", "", "NAME", "show: only this rule; select: the rules to keep, comma-separated"},
             {"--verbose", "-v", "", "verify: list passing rules too; generate: list rejected pairs"},
             {"--quiet", "-q", "", "generate: no progress lines"}}},
           run_rules};

@@ -84,7 +84,7 @@ int run_train(const CliArgs& args) {
   std::vector<TrainingGraph> graphs = load_training_graphs(options.graphs);
   const std::string checkpoint = args.value_or("--checkpoint", "");
   if (!checkpoint.empty() && !resume) throw UsageError("--checkpoint CKPT picks what --resume RUN continues from");
-  Trainer trainer(config, std::move(graphs), matcher, *cost, run_dir, resume.has_value(), checkpoint);
+  Trainer trainer(RunSettings{options, config}, std::move(graphs), matcher, *cost, run_dir, resume.has_value(), checkpoint);
   if (!quiet)
     std::fprintf(stderr, "%s run %s: %zu graph(s), %d envs x %d steps per update, %lld parameters, %s cost model, %zu rules\n",
                  resume ? "resuming" : "starting", run_dir.c_str(), trainer.collector().graphs().size(),

@@ -304,12 +304,13 @@ struct DistributedLearner::Impl {
   }
 };
 
-DistributedLearner::DistributedLearner(const Config& config, DistributedLearnerOptions options,
+DistributedLearner::DistributedLearner(const RunSettings& settings, DistributedLearnerOptions options,
                                        const std::string& run_dir, bool resume, const std::string& checkpoint)
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
+  const Config& config = settings.resolved;  // kept and compared on resume, never read
   s.config = config;
-  s.options = training_options_from(config);
+  s.options = settings.options;
   s.options.network.num_xfers = options.num_xfers;
   s.distributed = std::move(options);
   s.run_dir = run_dir;

@@ -70,7 +70,7 @@ class DistributedLearner {
   // newest checkpoint (or `checkpoint`), its counters included, and appends
   // to the existing store.
   // Refusals as Trainer's.
-  DistributedLearner(const Config& config, DistributedLearnerOptions options, const std::string& run_dir, bool resume,
+  DistributedLearner(const RunSettings& settings, DistributedLearnerOptions options, const std::string& run_dir, bool resume,
                      const std::string& checkpoint = "");
   ~DistributedLearner();
 

@@ -32,9 +32,9 @@ std::string file_safe(const std::string& name) {
 
 }  // namespace
 
-Trainer::Trainer(const Config& config, std::vector<TrainingGraph> graphs, const RuleMatcher& matcher, CostModel& cost,
+Trainer::Trainer(const RunSettings& settings, std::vector<TrainingGraph> graphs, const RuleMatcher& matcher, CostModel& cost,
                  const std::string& run_dir, bool resume, const std::string& checkpoint)
-    : config_(config), options_(training_options_from(config)), run_dir_(run_dir) {
+    : config_(settings.resolved), options_(settings.options), run_dir_(run_dir) {
   options_.network.num_xfers = static_cast<int32_t>(matcher.num_rules());
   RuleLibrary library;
   library.rules = matcher.rules();

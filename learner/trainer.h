@@ -59,7 +59,7 @@ class Trainer {
   // resume changes a setting the run depends on, FormatError for a damaged
   // checkpoint (an older one is not tried silently: the error names the
   // file, and --checkpoint picks another).
-  Trainer(const Config& config, std::vector<TrainingGraph> graphs, const RuleMatcher& matcher, CostModel& cost,
+  Trainer(const RunSettings& settings, std::vector<TrainingGraph> graphs, const RuleMatcher& matcher, CostModel& cost,
           const std::string& run_dir, bool resume, const std::string& checkpoint = "");
   ~Trainer();
 
@@ -83,7 +83,7 @@ class Trainer {
   void load_checkpoint(const std::string& path);
   void write_best_graphs();
 
-  Config config_;
+  Config config_;  // the resolved config, kept and compared on resume, never read
   TrainingOptions options_;
   std::string rule_library_hash_;
   std::string run_dir_;

@@ -221,6 +221,8 @@ const TrainingKeys& training_keys() {
 
 const ConfigSchema& training_config_schema() { return training_keys().schema; }
 
+RunSettings run_settings(const Config& resolved) { return {training_options_from(resolved), resolved}; }
+
 TrainingOptions training_options_from(const Config& config) {
   TrainingOptions o = training_keys().options_from(config);
   if (o.graphs.empty()) throw ConfigError("'train.graphs' is empty: name at least one zoo model or ONNX file");

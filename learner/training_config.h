@@ -75,4 +75,15 @@ ModelBasedSettings default_model_based_settings();
 // field. ConfigError for what a key's range cannot say (no graphs).
 TrainingOptions training_options_from(const Config& config);
 
+// What a learner or trainer is given: the typed options it reads, and the
+// resolved config they were filled from, which it only keeps (config.yaml,
+// checkpoints, the store's run info) and compares on resume: no key is read
+// from `resolved`.
+struct RunSettings {
+  TrainingOptions options;
+  Config resolved;
+};
+// ConfigError as training_options_from.
+RunSettings run_settings(const Config& resolved);
+
 }  // namespace graphworld

@@ -23,6 +23,27 @@ TEST(Cli, EverySubcommandHasHelp) {
   EXPECT_NE(out.find("import"), std::string::npos);
 }
 
+// rules select keeps exactly the named rules, and a search with them
+// applies only those; an unknown name is refused with the name.
+TEST(Cli, RulesSelectWritesALibraryOfTheNamedRules) {
+  const std::string library = testing::scratch_dir() + "/cli_fold.rules";
+  std::string out;
+  ASSERT_EQ(gw("rules select --rule fold-conv-batchnorm,fuse-conv-bias-relu -o " + library, &out), 0) << out;
+  EXPECT_NE(out.find("wrote 2 of "), std::string::npos) << out;
+  ASSERT_EQ(gw("rules stats " + library, &out), 0) << out;
+  EXPECT_NE(out.find("2 rules: 2 hand-written"), std::string::npos) << out;
+  ASSERT_EQ(gw("optimize resnet18 -o " + testing::scratch_dir() + "/cli_fold.onnx --search greedy --rules " + library +
+                   " --verify-runtime none --json -q",
+               &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("\"fold-conv-batchnorm\":"), std::string::npos) << out;
+  for (const char* other : {"merge-parallel-convs", "fuse-conv-relu\""})
+    EXPECT_EQ(out.find(other), std::string::npos) << other << " applied with a library that lacks it: " << out;
+  EXPECT_NE(gw("rules select --rule no-such-rule -o " + library, &out), 0);
+  EXPECT_NE(out.find("no rule named 'no-such-rule'"), std::string::npos) << out;
+}
+
 TEST(Cli, ImportJsonAndRoundTrip) {
   std::string out;
   std::string exported = testing::scratch_dir() + "/cli_resnet18.onnx";

@@ -64,7 +64,7 @@ TEST(Trainer, LearnsToReachTasoOnSqueezeNet) {
   const Config config = testing::small_training_config(
       {"env.num_envs=8", "env.steps_per_env=32", "env.max_steps=50", "ppo.epochs=4", "ppo.minibatch_size=64",
        "train.total_env_steps=4096", "train.checkpoint_every=1000"});
-  Trainer trainer(config, testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost,
+  Trainer trainer(run_settings(config), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost,
                   testing::fresh_dir("learning-run"), false);
   std::vector<double> curve;
   trainer.run({}, [&](const UpdateReport& r) { curve.push_back(r.mean_episode_reduction_pct); });
@@ -112,19 +112,19 @@ TEST_P(TrainerModes, ResumingEqualsNotStopping) {
   const std::string straight_dir = testing::fresh_dir("straight"), split_dir = testing::fresh_dir("split");
   std::string straight;
   {
-    Trainer t(config({steps_2k}), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(),
+    Trainer t(run_settings(config({steps_2k})), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(),
               *cost, straight_dir, false);
     EXPECT_EQ(t.run().updates, 2 * k);
     straight = parameters_after(t);
   }
   {
-    Trainer t(config({steps_k}), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(),
+    Trainer t(run_settings(config({steps_k})), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(),
               *cost, split_dir, false);
     EXPECT_EQ(t.run().updates, k);
     EXPECT_TRUE(parameters_after(t) != straight);
   }
   {
-    Trainer t(config({steps_2k}), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(),
+    Trainer t(run_settings(config({steps_2k})), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(),
               *cost, split_dir, true);
     EXPECT_EQ(t.run().updates, 2 * k);
     EXPECT_TRUE(parameters_after(t) == straight) << "resumed parameters differ from the uninterrupted run's";
@@ -144,14 +144,14 @@ TEST_P(TrainerModes, AStopMidRolloutLosesNothing) {
   const std::string total = "train.total_env_steps=" + std::to_string(4 * 4 * 16);
   std::string straight;
   {
-    Trainer t(config({total}), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost,
+    Trainer t(run_settings(config({total})), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost,
               testing::fresh_dir("no-stop"), false);
     t.run();
     straight = parameters_after(t);
   }
   const std::string dir = testing::fresh_dir("stopped");
   {
-    Trainer t(config({total}), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost,
+    Trainer t(run_settings(config({total})), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost,
               dir, false);
     // 16 polls per rollout and one after each update. Without overlap this
     // stops in the middle of the third rollout; with it, in the middle of
@@ -163,7 +163,7 @@ TEST_P(TrainerModes, AStopMidRolloutLosesNothing) {
     EXPECT_EQ(outcome.updates, 2);
     EXPECT_EQ(outcome.last_checkpoint, dir + "/checkpoints/ckpt-2.ckpt");
   }
-  Trainer t(config({total}), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost,
+  Trainer t(run_settings(config({total})), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost,
             dir, true);
   EXPECT_EQ(t.run().updates, 4);
   EXPECT_TRUE(parameters_after(t) == straight) << "resumed parameters differ from the uninterrupted run's";
@@ -179,7 +179,7 @@ TEST(Trainer, MetricsCountTheGpuModelsTableHitsAndFallbacks) {
   options.gpu_table = "none";
   std::unique_ptr<CostModel> cost = make_cost_model(options);
   const std::string dir = testing::fresh_dir("gpu_metrics");
-  Trainer t(testing::small_training_config({"train.total_env_steps=64", "env.cost_model=gpu", "env.gpu_table=none"}),
+  Trainer t(run_settings(testing::small_training_config({"train.total_env_steps=64", "env.cost_model=gpu", "env.gpu_table=none"})),
             testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost, dir, false);
   t.run();
   std::ifstream metrics(dir + "/metrics.jsonl");
@@ -196,7 +196,7 @@ TEST(Trainer, CheckpointsKeepTheLearnersCounters) {
   auto cost = testing::gpu_like_cost();
   const std::string dir = testing::fresh_dir("checkpoint-counters");
   {
-    Trainer t(testing::small_training_config({"train.total_env_steps=64"}), testing::zoo_graphs({"squeezenet1.1"}),
+    Trainer t(run_settings(testing::small_training_config({"train.total_env_steps=64"})), testing::zoo_graphs({"squeezenet1.1"}),
               default_matcher(), *cost, dir, false);
     t.run();
   }
@@ -221,23 +221,23 @@ TEST(Trainer, RefusesDamagedCheckpointsAndChangedSettings) {
   auto cost = testing::gpu_like_cost();
   const std::string dir = testing::fresh_dir("damaged");
   {
-    Trainer t(testing::small_training_config({"train.total_env_steps=64"}), testing::zoo_graphs({"squeezenet1.1"}),
+    Trainer t(run_settings(testing::small_training_config({"train.total_env_steps=64"})), testing::zoo_graphs({"squeezenet1.1"}),
               default_matcher(), *cost, dir, false);
     t.run();
   }
   // A run folder that holds a run is not overwritten by a new one.
-  EXPECT_THROW(Trainer(testing::small_training_config({}), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(),
+  EXPECT_THROW(Trainer(run_settings(testing::small_training_config({})), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(),
                        *cost, dir, false),
                UsageError);
   // Changing what the run learns is refused; raising its length is not.
   try {
-    Trainer(testing::small_training_config({"ppo.clip=0.3"}), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(),
+    Trainer(run_settings(testing::small_training_config({"ppo.clip=0.3"})), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(),
             *cost, dir, true);
     ADD_FAILURE() << "resumed with another clip";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("clip"), std::string::npos) << e.what();
   }
-  EXPECT_NO_THROW(Trainer(testing::small_training_config({"train.total_env_steps=128"}),
+  EXPECT_NO_THROW(Trainer(run_settings(testing::small_training_config({"train.total_env_steps=128"})),
                           testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost, dir, true));
   // Another rule library (one rule fewer: every xfer index would shift).
   {
@@ -245,7 +245,7 @@ TEST(Trainer, RefusesDamagedCheckpointsAndChangedSettings) {
     fewer.pop_back();
     const RuleMatcher other(fewer);
     try {
-      Trainer(testing::small_training_config({}), testing::zoo_graphs({"squeezenet1.1"}), other, *cost, dir, true);
+      Trainer(run_settings(testing::small_training_config({})), testing::zoo_graphs({"squeezenet1.1"}), other, *cost, dir, true);
       ADD_FAILURE() << "resumed with another rule library";
     } catch (const UsageError& e) {
       EXPECT_NE(std::string(e.what()).find("another rule library"), std::string::npos) << e.what();
@@ -257,7 +257,7 @@ TEST(Trainer, RefusesDamagedCheckpointsAndChangedSettings) {
     Graph identity;
     const OpId x = identity.add_input("x", TensorInfo{DType::Float32, {1, 4}});
     identity.add_output({x, 0}, "y");
-    EXPECT_THROW(Trainer(testing::small_training_config({}), {{"identity", identity}}, default_matcher(), *cost,
+    EXPECT_THROW(Trainer(run_settings(testing::small_training_config({})), {{"identity", identity}}, default_matcher(), *cost,
                          refused, false),
                  UsageError);
     EXPECT_FALSE(std::filesystem::exists(refused));
@@ -276,7 +276,7 @@ TEST(Trainer, RefusesDamagedCheckpointsAndChangedSettings) {
                                      }()}) {
     std::ofstream(checkpoint, std::ios::binary | std::ios::trunc) << damaged;
     try {
-      Trainer(testing::small_training_config({}), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost,
+      Trainer(run_settings(testing::small_training_config({})), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost,
               dir, true);
       ADD_FAILURE() << "loaded a damaged checkpoint";
     } catch (const FormatError& e) {
