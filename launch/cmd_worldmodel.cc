@@ -7,10 +7,12 @@
 // World models offline: trained from rollout stores alone, measured on any
 // store, their dream throughput, and the model-based agent trained in one
 // process (worldmodel/model_based_training.h).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "common/error.h"
@@ -34,6 +36,20 @@
 
 namespace graphworld {
 namespace {
+
+// "45s", "3m05s", "1h02m": a time left, as a progress line shows it.
+std::string duration_text(double seconds) {
+  const auto s = static_cast<long long>(std::max(0.0, seconds) + 0.5);
+  char text[32];
+  if (s < 60) {
+    std::snprintf(text, sizeof(text), "%llds", s);
+  } else if (s < 3600) {
+    std::snprintf(text, sizeof(text), "%lldm%02llds", s / 60, s % 60);
+  } else {
+    std::snprintf(text, sizeof(text), "%lldh%02lldm", s / 3600, (s % 3600) / 60);
+  }
+  return text;
+}
 
 int default_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
 
@@ -133,19 +149,31 @@ int train_world_model(const CliArgs& args) {
   WorldModelTrainOptions options;
   options.encoder_epochs = static_cast<int32_t>(args.int_value("--encoder-epochs", options.encoder_epochs));
   options.epochs = static_cast<int32_t>(args.int_value("--epochs", options.epochs));
-  options.batch_episodes = static_cast<int32_t>(args.int_value("--batch", options.batch_episodes));
+  const int64_t batch_steps = args.int_value("--batch-steps", options.batch_steps);
+  if (batch_steps < 1 || batch_steps > 1000000)
+    throw UsageError("--batch-steps must be a whole number of steps from 1 to 1000000, got " + std::to_string(batch_steps));
+  options.batch_steps = static_cast<int32_t>(batch_steps);
+  const int64_t min_batches = args.int_value("--min-batches", options.min_batches);
+  if (min_batches < 1 || min_batches > 1000000)
+    throw UsageError("--min-batches must be a whole number from 1 to 1000000, got " + std::to_string(min_batches));
+  options.min_batches = static_cast<int32_t>(min_batches);
   options.learning_rate = args.double_value("--lr", options.learning_rate);
   options.seed = seed;
-  options.on_epoch = [](const WorldModelEpochReport& r) {
+  // Time left: this phase's remaining epochs at this epoch's pace, and
+  // the MDN-RNN's epochs at the encoder's while it runs (a rough guess).
+  options.on_epoch = [epochs = options.epochs](const WorldModelEpochReport& r) {
+    const double steps_per_s = r.seconds > 0 ? static_cast<double>(r.steps) / r.seconds : 0.0;
+    const double left_s = r.seconds * (r.epochs - r.epoch + (r.phase == "encoder" ? epochs : 0));
     if (r.phase == "encoder") {
-      std::printf("encoder %3d/%d  reconstruction train %.4f held-out %.4f  %.2fs\n", r.epoch, r.epochs, r.train_loss,
+      std::printf("encoder %3d/%d  reconstruction train %.4f held-out %.4f  %.2fs", r.epoch, r.epochs, r.train_loss,
                   r.held_out_loss, r.seconds);
     } else {
       std::printf("mdn-rnn %3d/%d  train %.4f held-out %.4f | held-out z-nll %.3f reward %.5f done %.4f mask %.4f "
-                  "locations %.4f  %.2fs\n",
+                  "locations %.4f  %.2fs",
                   r.epoch, r.epochs, r.train_loss, r.held_out_loss, r.held_out.z_nll, r.held_out.reward,
                   r.held_out.done, r.held_out.mask, r.held_out.locations, r.seconds);
     }
+    std::printf("  %.0f steps/s, %s left\n", steps_per_s, duration_text(left_s).c_str());
     std::fflush(stdout);
   };
   model.train(train, held_out, options);
@@ -377,7 +405,10 @@ Subcommand worldmodel_command() {
                                           "model-based run's model says how many it learned from)"},
                {"--epochs", "", "N", "train: MDN-RNN epochs (default 100)"},
                {"--encoder-epochs", "", "N", "train: encoder epochs (default 40)"},
-               {"--batch", "", "N", "train: episodes per minibatch (default 4)"},
+               {"--batch-steps", "", "N", "train: steps per Adam step, padding included; episodes of similar length "
+                "are batched together (default 512)"},
+               {"--min-batches", "", "N", "train: Adam steps per epoch at least, where the data allows: smaller "
+                "batches for small data (default 64)"},
                {"--lr", "", "LR", "train: Adam learning rate (default 0.002)"},
                {"--latent", "", "D", "train: size of z (default 32)"},
                {"--hidden", "", "H", "train, agent: LSTM width (default 256)"},

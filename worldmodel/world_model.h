@@ -64,12 +64,23 @@ struct WorldModelEpochReport {
   double train_loss = 0, held_out_loss = 0;       // encoder: reconstruction
   WorldModelHeadLosses train, held_out;           // mdn-rnn: per head
   double seconds = 0;
+  int64_t steps = 0;  // training steps this epoch went over (padding excluded)
 };
 
 struct WorldModelTrainOptions {
   int32_t encoder_epochs = 40;  // 0: keep the encoder as it is (z must not move under a trained controller)
   int32_t epochs = 100;         // MDN-RNN epochs
-  int32_t batch_episodes = 4;
+  // Steps per Adam step, padding included, at most: episodes of similar
+  // length are grouped (sorted by length, then cut) until a batch's longest
+  // episode times its episode count would pass the batch size; an episode
+  // longer than it makes a batch of its own. A few hundred steps per Adam
+  // step keep the LSTM's matrix products large enough to run near the
+  // machine's speed, where a handful of short episodes would be all
+  // overhead. Small data sets get smaller batches, so that an epoch still
+  // takes min_batches Adam steps where the data allows: the batch size is
+  // min(batch_steps, training steps / min_batches), at least 1.
+  int32_t batch_steps = 512;
+  int32_t min_batches = 64;
   double learning_rate = 2e-3;
   uint64_t seed = 0;
   // With the controller's own memory (WorldModelConfig::

@@ -30,16 +30,25 @@ std::vector<const WorldEpisode*> pointers(const std::vector<WorldEpisode>& episo
   return out;
 }
 
-// Batches of `size` episodes, in a seeded order (`rng` null: in order).
-std::vector<std::vector<const WorldEpisode*>> batches_of(std::vector<const WorldEpisode*> all, int32_t size,
-                                                         std::mt19937_64* rng) {
-  if (rng) std::shuffle(all.begin(), all.end(), *rng);
+// Batches of episodes of similar length: sorted by length (ties in their
+// given order), then cut where the batch's padded size, its longest episode
+// times its count, would pass `max_steps`. Sorted, a batch pads little; an
+// episode longer than `max_steps` is a batch of its own.
+std::vector<std::vector<const WorldEpisode*>> batches_by_length(std::vector<const WorldEpisode*> all,
+                                                                int64_t max_steps) {
+  std::stable_sort(all.begin(), all.end(),
+                   [](const WorldEpisode* a, const WorldEpisode* b) { return a->steps.size() < b->steps.size(); });
   std::vector<std::vector<const WorldEpisode*>> out;
-  for (size_t i = 0; i < all.size(); i += static_cast<size_t>(size))
-    out.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(i),
-                     all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), i + static_cast<size_t>(size))));
+  for (const WorldEpisode* e : all) {
+    const auto length = static_cast<int64_t>(e->steps.size());  // the longest so far: sorted
+    if (out.empty() || length * static_cast<int64_t>(out.back().size() + 1) > max_steps) out.emplace_back();
+    out.back().push_back(e);
+  }
   return out;
 }
+
+// Batches for measuring, without gradients: larger than training's.
+constexpr int64_t kMeasureBatchSteps = 4096;
 
 // The encoder's reconstruction loss of inputs [.., E] (summary, mask, locations).
 torch::Tensor reconstruction_loss(LatentEncoder& encoder, const torch::Tensor& input, int64_t vocab,
@@ -82,7 +91,8 @@ void scale(WorldModelHeadLosses& l, double by) {
 
 void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector<WorldEpisode>& held_out,
                        const WorldModelTrainOptions& options) {
-  if (options.batch_episodes < 1) throw UsageError("world model training needs batch_episodes >= 1");
+  if (options.batch_steps < 1 || options.min_batches < 1)
+    throw UsageError("world model training needs batch_steps >= 1 and min_batches >= 1");
   if (!(options.learning_rate > 0)) throw UsageError("world model training needs a positive learning rate");
   Impl& m = *impl_;
   if (pointers(train).empty()) throw UsageError("world model training needs at least one episode with steps");
@@ -92,8 +102,10 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
 
   // Batches are built once: the data does not change between epochs.
   std::vector<EpisodeBatch> train_batches, held_batches;
-  for (const auto& group : batches_of(pointers(train), options.batch_episodes, nullptr)) train_batches.push_back(m.batch(group));
-  for (const auto& group : batches_of(pointers(held_out), options.batch_episodes, nullptr)) held_batches.push_back(m.batch(group));
+  const int64_t train_steps = count_steps(train);
+  const int64_t batch_steps = std::max<int64_t>(1, std::min<int64_t>(options.batch_steps, train_steps / options.min_batches));
+  for (const auto& group : batches_by_length(pointers(train), batch_steps)) train_batches.push_back(m.batch(group));
+  for (const auto& group : batches_by_length(pointers(held_out), kMeasureBatchSteps)) held_batches.push_back(m.batch(group));
 
   // Phase 1, the encoder: an autoencoder over the training steps' inputs.
   if (options.encoder_epochs > 0) {
@@ -116,6 +128,7 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
       }
       WorldModelEpochReport report;
       report.phase = "encoder";
+      report.steps = train_steps;
       report.epoch = epoch;
       report.epochs = options.encoder_epochs;
       report.train_loss = sum / std::max(1.0, weight);
@@ -189,6 +202,7 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
     scale(sum, 1.0 / std::max(1.0, weight));
     WorldModelEpochReport report;
     report.phase = "mdn-rnn";
+    report.steps = train_steps;
     report.epoch = epoch;
     report.epochs = options.epochs;
     report.train = sum;
@@ -228,7 +242,7 @@ WorldModelHeadLosses WorldModel::losses(const std::vector<WorldEpisode>& episode
   Impl& m = *impl_;
   WorldModelHeadLosses sum;
   double weight = 0;
-  for (const auto& group : batches_of(pointers(episodes), 32, nullptr)) {
+  for (const auto& group : batches_by_length(pointers(episodes), kMeasureBatchSteps)) {
     const EpisodeBatch b = m.batch(group);
     const torch::Tensor z = m.encoder->encode(b.encoder_input);
     const MdnRnnLosses l = m.rnn->losses(m.rnn->forward(z, m.rnn_condition(b)), m.targets(b, z));
@@ -246,7 +260,7 @@ WorldModelAccuracy WorldModel::evaluate(const std::vector<WorldEpisode>& episode
   const int64_t v = m.vocabulary.size();
   WorldModelAccuracy a;
   double tp = 0, fp = 0, fn = 0, done_right = 0, reward_abs = 0, nll = 0;
-  for (const auto& group : batches_of(pointers(episodes), 32, nullptr)) {
+  for (const auto& group : batches_by_length(pointers(episodes), kMeasureBatchSteps)) {
     const EpisodeBatch b = m.batch(group);
     const torch::Tensor z = m.encoder->encode(b.encoder_input);
     const MdnRnnOutput out = m.rnn->forward(z, m.rnn_condition(b));
