@@ -14,6 +14,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,13 @@ struct EpisodeBatch {
   torch::Tensor valid;          // [T, B]
   torch::Tensor next_valid;     // [T, B]: the step has a successor in its episode
 };
+
+// Batches of episodes of similar length: sorted by length (ties in their
+// given order), then cut where a batch's padded size, its longest episode
+// times its episode count, would pass `max_steps`. Sorted, a batch pads
+// little; an episode longer than `max_steps` is a batch of its own.
+std::vector<std::vector<const WorldEpisode*>> batches_by_length(std::vector<const WorldEpisode*> episodes,
+                                                                int64_t max_steps);
 
 // Module::load that refuses weights whose shapes differ from the module's
 // (FormatError naming `path` and the weight).

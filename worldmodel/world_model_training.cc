@@ -30,23 +30,6 @@ std::vector<const WorldEpisode*> pointers(const std::vector<WorldEpisode>& episo
   return out;
 }
 
-// Batches of episodes of similar length: sorted by length (ties in their
-// given order), then cut where the batch's padded size, its longest episode
-// times its count, would pass `max_steps`. Sorted, a batch pads little; an
-// episode longer than `max_steps` is a batch of its own.
-std::vector<std::vector<const WorldEpisode*>> batches_by_length(std::vector<const WorldEpisode*> all,
-                                                                int64_t max_steps) {
-  std::stable_sort(all.begin(), all.end(),
-                   [](const WorldEpisode* a, const WorldEpisode* b) { return a->steps.size() < b->steps.size(); });
-  std::vector<std::vector<const WorldEpisode*>> out;
-  for (const WorldEpisode* e : all) {
-    const auto length = static_cast<int64_t>(e->steps.size());  // the longest so far: sorted
-    if (out.empty() || length * static_cast<int64_t>(out.back().size() + 1) > max_steps) out.emplace_back();
-    out.back().push_back(e);
-  }
-  return out;
-}
-
 // Batches for measuring, without gradients: larger than training's.
 constexpr int64_t kMeasureBatchSteps = 4096;
 
@@ -88,6 +71,19 @@ void scale(WorldModelHeadLosses& l, double by) {
   l.locations *= by;
 }
 }  // namespace
+
+std::vector<std::vector<const WorldEpisode*>> batches_by_length(std::vector<const WorldEpisode*> all,
+                                                                int64_t max_steps) {
+  std::stable_sort(all.begin(), all.end(),
+                   [](const WorldEpisode* a, const WorldEpisode* b) { return a->steps.size() < b->steps.size(); });
+  std::vector<std::vector<const WorldEpisode*>> out;
+  for (const WorldEpisode* e : all) {
+    const auto length = static_cast<int64_t>(e->steps.size());  // the longest so far: sorted
+    if (out.empty() || length * static_cast<int64_t>(out.back().size() + 1) > max_steps) out.emplace_back();
+    out.back().push_back(e);
+  }
+  return out;
+}
 
 void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector<WorldEpisode>& held_out,
                        const WorldModelTrainOptions& options) {

@@ -3,10 +3,12 @@
 // which episodes bound how often the dream may apply a rule.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/error.h"
 #include "worldmodel/dream_env.h"
@@ -36,6 +38,39 @@ WorldEpisode episode(std::vector<WorldStep> steps) {
   WorldEpisode e;
   e.steps = std::move(steps);
   return e;
+}
+
+// Training batches: every episode once, sorted by length, and no batch's
+// padded size (longest episode times count) above the bound unless it is one
+// episode longer than the bound.
+TEST(WorldModelBatches, GroupEpisodesOfSimilarLengthUpToTheBound) {
+  std::vector<WorldEpisode> episodes;
+  for (int32_t length : {3, 1, 7, 1, 2, 3, 12, 1, 2, 5})
+    episodes.push_back(episode(std::vector<WorldStep>(static_cast<size_t>(length), step(2, 0.1f, false))));
+  std::vector<const WorldEpisode*> all;
+  for (const WorldEpisode& e : episodes) all.push_back(&e);
+  const auto batches = batches_by_length(all, 6);
+  std::vector<const WorldEpisode*> seen;
+  size_t previous_length = 0;
+  for (const auto& batch : batches) {
+    ASSERT_FALSE(batch.empty());
+    size_t longest = 0;
+    for (const WorldEpisode* e : batch) {
+      EXPECT_GE(e->steps.size(), previous_length) << "batches follow the sorted order";
+      previous_length = e->steps.size();
+      longest = std::max(longest, e->steps.size());
+      seen.push_back(e);
+    }
+    if (batch.size() > 1) EXPECT_LE(longest * batch.size(), 6u);
+  }
+  std::sort(seen.begin(), seen.end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(seen, all);
+  // Lengths 1,1,1,2,2 | 3,3 | 5 | 7 | 12: the three 1s and the two 2s pad to
+  // 2 x 5 = 10 > 6, so 1,1,1 | 2,2 | 3,3 | 5 | 7 | 12.
+  std::vector<size_t> sizes;
+  for (const auto& batch : batches) sizes.push_back(batch.size());
+  EXPECT_EQ(sizes, (std::vector<size_t>{3, 2, 2, 1, 1, 1}));
 }
 
 // Ends with NO-OP after two rewrites; ends because nothing applies; runs
