@@ -61,7 +61,9 @@ TEST(WorldModelBatches, GroupEpisodesOfSimilarLengthUpToTheBound) {
       longest = std::max(longest, e->steps.size());
       seen.push_back(e);
     }
-    if (batch.size() > 1) EXPECT_LE(longest * batch.size(), 6u);
+    if (batch.size() > 1) {
+      EXPECT_LE(longest * batch.size(), 6u);
+    }
   }
   std::sort(seen.begin(), seen.end());
   std::sort(all.begin(), all.end());
