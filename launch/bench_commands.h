@@ -15,6 +15,4 @@ int run_bench_rules(const CliArgs& args);     // cmd_bench_rules.cc
 int run_bench_policy(const CliArgs& args);    // cmd_bench_policy.cc
 int run_bench_wire(const CliArgs& args);      // cmd_bench_wire.cc
 
-std::vector<std::string> split_comma_list(const std::string& text);
-
 }  // namespace graphworld

@@ -58,4 +58,7 @@ class CliArgs {
 
 std::string render_help(const CliCommand& command);
 
+// "a,b,,c" -> {"a", "b", "c"}: an option's comma-separated list, empty items dropped.
+std::vector<std::string> split_comma_list(const std::string& text);
+
 }  // namespace graphworld

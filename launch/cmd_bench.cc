@@ -34,18 +34,6 @@ int run_bench(const CliArgs& args) {
 
 }  // namespace
 
-std::vector<std::string> split_comma_list(const std::string& text) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    if (comma > start) items.push_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return items;
-}
-
 int run_bench_io(const CliArgs& args) {
   const std::string& path = args.positional(1, "an .onnx MODEL file");
   args.expect_at_most(2);

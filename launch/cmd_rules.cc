@@ -104,13 +104,7 @@ int run_select(const CliArgs& args) {
   if (out.empty()) throw UsageError("rules select needs -o FILE: where to write the selected rules");
   const std::string names = args.value_or("--rule", "");
   if (names.empty()) throw UsageError("rules select needs --rule NAME[,NAME...]: the rules to keep");
-  std::vector<std::string> wanted;
-  for (size_t start = 0; start <= names.size();) {
-    size_t comma = names.find(',', start);
-    if (comma == std::string::npos) comma = names.size();
-    if (comma > start) wanted.push_back(names.substr(start, comma - start));
-    start = comma + 1;
-  }
+  const std::vector<std::string> wanted = split_comma_list(names);
   RuleLibrary library = library_from(args, 1);
   RuleLibrary selected;
   selected.description = library.description + " (selected: " + names + ")";

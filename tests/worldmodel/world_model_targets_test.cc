@@ -68,8 +68,9 @@ TEST(WorldModelBatches, GroupEpisodesOfSimilarLengthUpToTheBound) {
   std::sort(seen.begin(), seen.end());
   std::sort(all.begin(), all.end());
   EXPECT_EQ(seen, all);
-  // Lengths 1,1,1,2,2 | 3,3 | 5 | 7 | 12: the three 1s and the two 2s pad to
-  // 2 x 5 = 10 > 6, so 1,1,1 | 2,2 | 3,3 | 5 | 7 | 12.
+  // Sorted lengths 1,1,1,2,2,3,3,5,7,12: a 2 after the three 1s pads to
+  // 2 x 4 = 8 > 6, a 3 after the 2s to 3 x 3 = 9, so 1,1,1 | 2,2 | 3,3 | 5 |
+  // 7 | 12.
   std::vector<size_t> sizes;
   for (const auto& batch : batches) sizes.push_back(batch.size());
   EXPECT_EQ(sizes, (std::vector<size_t>{3, 2, 2, 1, 1, 1}));
