@@ -83,7 +83,13 @@ Subcommand bench_command() {
            "               incremental re-match after each of --steps random rewrites. JSON keys: rules, models\n"
            "               [{model, ops, matches, scratch_median_ms, scratch_p90_ms, incremental_mean_ms,\n"
            "               incremental_max_ms, rewrites}], peak_rss_mib.\n"
-           "policy [MODELS] (default resnet50,bert) policy-network parameters, inference and PPO samples/s.\n"
+           "policy [MODELS] (default resnet50,bert) policy-network parameters, inference, and PPO samples/s as the\n"
+           "               learner trains and as it trained before (ATen row ops, one network), measured in the\n"
+           "               same run, with the step's matrix-product GFLOP/s beside this machine's sgemm rate.\n"
+           "               JSON keys: hidden, rounds, minibatch, device, threads, gemm_gflops, models (each:\n"
+           "               model, nodes, parameters, inference_median_ms, inference_p90_ms,\n"
+           "               batched_ms_per_observation, workers, ppo_step_ms, ppo_samples_per_s,\n"
+           "               reference_ppo_samples_per_s, speedup, ppo_gflop_per_step, ppo_gflops), peak_rss_mib.\n"
            "wire [MODEL]   (default resnet50) trajectory-message bytes per step, encode and decode-with-validation\n"
            "               steps/s, and the HDF5 rollout store's bytes per step and write steps/s. JSON keys:\n"
            "               model, nodes, message_bytes_per_step, encode_steps_per_s, decode_steps_per_s,\n"
@@ -96,6 +102,9 @@ Subcommand bench_command() {
             {"--hidden", "", "H", "policy: embedding width (default 32)"},
             {"--rounds", "", "R", "policy: message-passing rounds (default 3)"},
             {"--batch", "", "B", "policy: PPO minibatch and batched-inference size (default 64)"},
+            {"--workers", "", "W", "policy: threads sharing each PPO minibatch (default: one per thread; 1 on a GPU)"},
+            {"--device", "", "D", "policy: cpu or cuda[:N] (default cpu)"},
+            {"--no-reference", "", "", "policy: skip timing the previous learner"},
             {"--cache-dir", "", "DIR", "fidelity: measured-cost cache directory (default: the user cache)"},
             {"--onnx-dir", "", "DIR", "fidelity: also every .onnx file in DIR (e.g. torchvision exports)"},
             {"--models", "", "LIST", "fidelity: comma-separated zoo models (default: all)"},

@@ -3,7 +3,9 @@
 // inference, and PPO minibatch steps (samples/s) on observations collected
 // by random walks through the model's GraphEnv.
 #include <cstdio>
+#include <algorithm>
 #include <random>
+#include <thread>
 
 #include "common/error.h"
 #include "common/json_writer.h"
@@ -12,6 +14,8 @@
 #include "env/rules/rule_library.h"
 #include "launch/bench_commands.h"
 #include "launch/pipeline/model_source.h"
+#include "learner/compute_device.h"
+#include "learner/gemm_rate.h"
 #include "learner/policy_benchmark.h"
 
 namespace graphworld {
@@ -49,42 +53,59 @@ int run_bench_policy(const CliArgs& args) {
   options.minibatch = static_cast<int32_t>(args.int_value("--batch", options.minibatch));
   options.repeats = static_cast<int32_t>(args.int_value("--repeats", options.repeats));
   options.train_threads = static_cast<int32_t>(args.int_value("--threads", 0));
+  options.workers = static_cast<int32_t>(args.int_value("--workers", 0));
+  if (options.workers < 0) throw UsageError("--workers must be >= 0 (0: one per thread)");
+  const ResolvedDevice device = resolve_compute_device(args.value_or("--device", "cpu"), "--device");
+  if (!device.note.empty()) std::fprintf(stderr, "bench policy: %s\n", device.note.c_str());
+  options.device = device.device;
+  options.reference = !args.flag("--no-reference");
+  const int threads = options.train_threads > 0 ? options.train_threads
+                                                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const double gemm_gflops = measure_gemm_gflops(options.device, threads);
   const bool json = args.flag("--json");
   JsonWriter out;
   if (json) {
     out.begin_object().key("hidden").value(options.network.hidden).key("rounds").value(options.network.message_rounds)
-        .key("minibatch").value(options.minibatch).key("models").begin_array();
+        .key("minibatch").value(options.minibatch).key("device").value(options.device).key("threads").value(threads)
+        .key("gemm_gflops").value(gemm_gflops).key("models").begin_array();
   } else {
-    std::printf("policy network: hidden %d, %d message rounds, %zu rules; PPO minibatch %d\n", options.network.hidden,
-                options.network.message_rounds, library.rules.size(), options.minibatch);
-    std::printf("%-10s %7s %7s %11s %16s %16s %14s %14s\n", "model", "nodes", "params", "infer ms", "infer p90 ms",
-                "batched ms/obs", "train step ms", "samples/s");
+    std::printf("policy network: hidden %d, %d message rounds, %zu rules; PPO minibatch %d on %s\n",
+                options.network.hidden, options.network.message_rounds, library.rules.size(), options.minibatch,
+                options.device.c_str());
+    std::printf("%-10s %6s %7s %9s %9s %10s %8s %9s %10s %8s %8s %8s\n", "model", "nodes", "params", "infer ms",
+                "p90 ms", "batch ms/o", "workers", "step ms", "samples/s", "before", "speedup", "GFLOP/s");
   }
   for (const std::string& name : models) {
     const LoadedModel model = load_model(name);
     const std::vector<Observation> observations = collect_observations(model.graph, matcher, options.minibatch, 1);
     const PolicyBenchmarkResult r = benchmark_policy(observations, options);
+    const double speedup = r.reference_ppo_samples_per_s > 0 ? r.ppo_samples_per_s / r.reference_ppo_samples_per_s : 0;
     if (json) {
       out.begin_object().key("model").value(name).key("nodes").value(static_cast<int64_t>(observations[0].graph.num_nodes))
           .key("parameters").value(r.parameters).key("inference_median_ms").value(r.inference_median_ms)
           .key("inference_p90_ms").value(r.inference_p90_ms).key("batched_ms_per_observation")
-          .value(r.batched_ms_per_observation).key("train_step_ms").value(r.train_step_ms)
-          .key("train_samples_per_s").value(r.train_samples_per_s).end_object();
+          .value(r.batched_ms_per_observation).key("workers").value(r.workers).key("ppo_step_ms").value(r.ppo_step_ms)
+          .key("ppo_samples_per_s").value(r.ppo_samples_per_s);
+      if (options.reference)
+        out.key("reference_ppo_samples_per_s").value(r.reference_ppo_samples_per_s).key("speedup").value(speedup);
+      out.key("ppo_gflop_per_step").value(r.ppo_gflop_per_step).key("ppo_gflops").value(r.ppo_gflops).end_object();
     } else {
-      std::printf("%-10s %7d %7lld %11.3f %16.3f %16.3f %14.2f %14.0f\n", name.c_str(), observations[0].graph.num_nodes,
-                  static_cast<long long>(r.parameters), r.inference_median_ms, r.inference_p90_ms,
-                  r.batched_ms_per_observation, r.train_step_ms, r.train_samples_per_s);
+      std::printf("%-10s %6d %7lld %9.3f %9.3f %10.3f %8d %9.2f %10.0f %8.0f %7.2fx %8.1f\n", name.c_str(),
+                  observations[0].graph.num_nodes, static_cast<long long>(r.parameters), r.inference_median_ms,
+                  r.inference_p90_ms, r.batched_ms_per_observation, r.workers, r.ppo_step_ms, r.ppo_samples_per_s,
+                  r.reference_ppo_samples_per_s, speedup, r.ppo_gflops);
     }
   }
   if (json) {
     out.end_array().key("peak_rss_mib").value(peak_rss_mib()).end_object();
     std::printf("%s\n", out.str().c_str());
   } else {
-    const std::string threads = options.train_threads == 1   ? "1 thread"
-                                : options.train_threads > 1 ? std::to_string(options.train_threads) + " threads"
-                                                            : "every core";
-    std::printf("inference on 1 thread; batched inference and training on %s; peak RSS %.0f MiB\n", threads.c_str(),
-                peak_rss_mib());
+    std::printf("inference on 1 thread; batched inference on %d threads; PPO steps shared by the workers, each on one "
+                "thread, and before (as the learner was) by one network on %d threads\n",
+                threads, threads);
+    std::printf("GFLOP/s: of the PPO step's matrix products; a %s sgemm on %d threads reaches %.1f GFLOP/s here. Peak "
+                "RSS %.0f MiB\n",
+                options.device == "cpu" ? "1024-wide" : "8192-wide", threads, gemm_gflops, peak_rss_mib());
   }
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "learner/policy_benchmark.h"
 
+#include <memory>
 #include <random>
 #include <thread>
 
@@ -7,16 +8,107 @@
 #include "common/latency.h"
 #include "common/stopwatch.h"
 #include "learner/compute_threads.h"
+#include "learner/flat_adam.h"
+#include "learner/flat_parameters.h"
 #include "learner/policy_module.h"
-#include "learner/ppo_loss.h"
+#include "learner/ppo_epochs.h"
+#include "learner/worker_threads.h"
 
 namespace graphworld {
+namespace {
+
+// Floating-point operations of the matrix products in one PPO step on
+// `batch` (the elementwise work and the row gathers are left out: they are
+// memory-bound). A product of an [r, i] by an [i, o] matrix is 2 r i o;
+// backward forms the gradients of both operands, twice the forward work,
+// except for the input layers, whose inputs need none.
+double ppo_step_flops(const ObservationBatch& batch, int64_t candidates, const PolicyNetworkConfig& c) {
+  const double h = c.hidden, nodes = static_cast<double>(batch.num_nodes), edges = static_cast<double>(batch.num_edges),
+               graphs = batch.num_graphs, xfers = c.num_xfers + 1, cand = static_cast<double>(candidates);
+  auto product = [](double rows, double in, double out) { return 2 * rows * in * out; };
+  const double inputs = product(nodes, kNodeFeatureDim, h) + product(edges, kEdgeFeatureDim, h) +
+                        product(graphs, kGlobalFeatureDim, h);
+  const double edge_mlp = product(edges, h, h) + 2 * product(nodes, h, h) + product(graphs, h, h) + product(edges, h, h);
+  const double node_mlp = 3 * product(nodes, h, h) + product(graphs, h, h) + product(nodes, h, h);
+  const double global_mlp = product(graphs, 3 * h, h) + product(graphs, h, h);
+  const double heads = product(graphs, 2 * h, h) + product(graphs, h, xfers) +  // xfer
+                       product(cand, 4 * h, h) + product(cand, h, 1) +          // location
+                       product(graphs, 2 * h, h) + product(graphs, h, 1);       // value
+  return 2 * inputs + 3 * (c.message_rounds * (edge_mlp + node_mlp + global_mlp) + heads);
+}
+
+// PPO minibatch steps over one batch, one per call: as the learner takes
+// them (`workers` copies of the network, flat buffers, learner/ppo_epochs.h)
+// or, `previous`, as it took them before (one network, separate parameter
+// tensors, LibTorch's Adam and clipping; the caller activates AtenRowOps).
+class PpoStepper {
+ public:
+  PpoStepper(PolicyNetwork& network, const std::vector<const Observation*>& batch, const std::vector<Action>& actions,
+             const PpoSamples& samples, int32_t workers, bool previous)
+      : samples_(samples), threads_(workers) {
+    PolicyModule& module = network.impl().module;
+    for (int32_t w = 1; w < workers; ++w) {
+      copies_.push_back(seeded_module(network.config()));
+      copies_.back()->to(network.impl().device);
+    }
+    replicas_.threads = &threads_;
+    for (int32_t w = 0; w < workers; ++w) {
+      PolicyModule m = w == 0 ? module : copies_[static_cast<size_t>(w - 1)];
+      parameters_ = module->parameters();
+      replicas_.parameters.push_back(m->parameters());
+      if (!previous) {
+        flat_.push_back(std::make_unique<FlatParameters>(m->parameters()));
+        replicas_.flat.push_back(flat_.back().get());
+      }
+      replicas_.evaluate.push_back([&batch, &actions, m](const std::vector<int64_t>& indices) mutable {
+        std::vector<const Observation*> observations;
+        std::vector<Action> chosen;
+        for (int64_t i : indices) {
+          observations.push_back(batch[static_cast<size_t>(i)]);
+          chosen.push_back(actions[static_cast<size_t>(i)]);
+        }
+        const ActionEvaluation e = evaluate_actions(m, observations, chosen);
+        return SampleEvaluation{e.log_prob, e.value, e.entropy};
+      });
+    }
+    for (size_t k = 0; k < batch.size(); ++k) all_.push_back(static_cast<int64_t>(k));
+    adam_ = std::make_unique<torch::optim::Adam>(parameters_, torch::optim::AdamOptions(3e-4));
+    if (!flat_.empty()) flat_adam_ = std::make_unique<FlatAdam>(*adam_, *flat_[0]);
+  }
+
+  void step() {
+    if (flat_.empty()) adam_->zero_grad();
+    minibatch_gradients(replicas_, samples_, all_, 1.0, PpoCoefficients{});
+    if (flat_.empty()) {
+      torch::nn::utils::clip_grad_norm_(parameters_, 0.5);
+      adam_->step();
+    } else {
+      clip_flat_gradients(*flat_[0], 0.5);
+      flat_adam_->step();
+    }
+  }
+
+ private:
+  const PpoSamples& samples_;
+  std::vector<PolicyModule> copies_;
+  WorkerThreads threads_;
+  PpoReplicas replicas_;
+  std::vector<std::unique_ptr<FlatParameters>> flat_;
+  std::vector<torch::Tensor> parameters_;
+  std::vector<int64_t> all_;
+  std::unique_ptr<torch::optim::Adam> adam_;
+  std::unique_ptr<FlatAdam> flat_adam_;
+};
+
+}  // namespace
 
 PolicyBenchmarkResult benchmark_policy(const std::vector<Observation>& observations,
                                        const PolicyBenchmarkOptions& options) {
   if (observations.empty()) throw UsageError("policy benchmark: no observations");
   if (options.minibatch < 1 || options.repeats < 1) throw UsageError("policy benchmark: minibatch and repeats must be >= 1");
   PolicyNetwork net(options.network);
+  net.to_device(options.device);
+  const bool on_gpu = !torch::Device(options.device).is_cpu();
   PolicyBenchmarkResult r;
   r.parameters = net.num_parameters();
   std::mt19937_64 rng(options.seed);
@@ -32,37 +124,72 @@ PolicyBenchmarkResult benchmark_policy(const std::vector<Observation>& observati
     r.inference_median_ms = single.median_ms;
     r.inference_p90_ms = single.p90_ms;
   }
-  ComputeThreads threads(options.train_threads > 0 ? options.train_threads
-                                                   : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-  const LatencyStats batched = measure_latency([&] { net.act(batch, rng); }, 1, options.repeats);
-  r.batched_ms_per_observation = batched.median_ms / options.minibatch;
+  const int32_t cores = options.train_threads > 0 ? options.train_threads
+                                                  : static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+  {
+    ComputeThreads threads(cores);
+    const LatencyStats batched = measure_latency([&] { net.act(batch, rng); }, 1, options.repeats);
+    r.batched_ms_per_observation = batched.median_ms / options.minibatch;
+  }
 
   // PPO minibatch steps on the actions the policy itself samples, with
   // made-up advantages and returns: the arithmetic of an update, not its
   // outcome.
   std::vector<Action> actions;
-  std::vector<float> old_log_probs;
+  PpoSamples samples;
+  std::normal_distribution<float> normal;
   for (const PolicyStep& s : net.act(batch, rng)) {
     actions.push_back(s.action);
-    old_log_probs.push_back(s.log_prob);
+    samples.old_log_prob.push_back(s.log_prob);
+    samples.advantages.push_back(normal(rng));
+    samples.returns.push_back(normal(rng));
   }
-  const torch::Tensor old_lp = torch::from_blob(old_log_probs.data(), {options.minibatch}).clone();
-  const torch::Tensor advantages = torch::randn({options.minibatch});
-  const torch::Tensor returns = torch::randn({options.minibatch});
-  PolicyModule& module = net.impl().module;
-  torch::optim::Adam adam(module->parameters(), torch::optim::AdamOptions(3e-4));
-  const LatencyStats train = measure_latency(
-      [&] {
-        adam.zero_grad();
-        const ActionEvaluation e = evaluate_actions(module, batch, actions);
-        const PpoLoss loss = ppo_loss(e.log_prob, old_lp, advantages, e.value, returns, e.entropy, PpoCoefficients{});
-        loss.total.backward();
-        torch::nn::utils::clip_grad_norm_(module->parameters(), 0.5);
-        adam.step();
-      },
-      1, options.repeats);
-  r.train_step_ms = train.median_ms;
-  r.train_samples_per_s = 1000.0 * options.minibatch / train.median_ms;
+  r.workers = options.workers > 0 ? options.workers : on_gpu ? 1 : cores;
+  // The two learners take turns in blocks of steps, each on a network of
+  // its own from the same initial parameters, so a slower or faster spell
+  // of a shared machine falls on both alike. A block's first step is not
+  // timed: it wakes that learner's threads after the other's turn.
+  const int32_t worker_threads = on_gpu ? cores : std::max(1, cores / r.workers);
+  PpoStepper now(net, batch, actions, samples, r.workers, /*previous=*/false);
+  std::unique_ptr<PolicyNetwork> before_net;
+  std::unique_ptr<PpoStepper> before;
+  if (options.reference) {
+    before_net = std::make_unique<PolicyNetwork>(options.network);
+    before_net->to_device(options.device);
+    before = std::make_unique<PpoStepper>(*before_net, batch, actions, samples, 1, /*previous=*/true);
+  }
+  constexpr int32_t kBlock = 5;
+  std::vector<double> now_ms, before_ms;
+  while (static_cast<int32_t>(now_ms.size()) < options.repeats) {
+    {
+      // Each worker runs LibTorch on one thread, so together they use
+      // `workers` cores and no more.
+      ComputeThreads threads(worker_threads);
+      for (int32_t k = 0; k < kBlock; ++k) {
+        Stopwatch clock;
+        now.step();
+        if (k > 0) now_ms.push_back(clock.elapsed_ms());
+      }
+    }
+    if (before) {
+      ComputeThreads threads(cores);
+      AtenRowOps previous_kernels;
+      for (int32_t k = 0; k < kBlock; ++k) {
+        Stopwatch clock;
+        before->step();
+        if (k > 0) before_ms.push_back(clock.elapsed_ms());
+      }
+    }
+  }
+  r.ppo_step_ms = percentile(now_ms, 0.5);
+  r.ppo_samples_per_s = 1000.0 * options.minibatch / r.ppo_step_ms;
+  if (before) r.reference_ppo_samples_per_s = 1000.0 * options.minibatch / percentile(before_ms, 0.5);
+  std::vector<int32_t> xfers;
+  for (const Action& a : actions) xfers.push_back(a.xfer);
+  const ObservationBatch joined = batch_observations(batch);
+  const LocationCandidates candidates = location_candidates(batch, joined, xfers);
+  r.ppo_gflop_per_step = ppo_step_flops(joined, candidates.num_candidates, options.network) / 1e9;
+  r.ppo_gflops = r.ppo_gflop_per_step / (r.ppo_step_ms / 1000.0);
   return r;
 }
 

@@ -6,6 +6,7 @@
 
 #include "learner/observation_batch.h"
 #include "learner/policy_network.h"
+#include "learner/segment_ops.h"
 
 namespace graphworld {
 
@@ -26,14 +27,16 @@ struct Encoded {
   torch::Tensor graphs;  // [B, 2H]: globals and the mean of the nodes
 };
 
-// Sums rows of `values` into `segments` rows by `index` (a segment sum).
-torch::Tensor segment_sum(const torch::Tensor& values, const torch::Tensor& index, int64_t segments);
 // log_softmax within each segment of a flat vector of logits.
 torch::Tensor segment_log_softmax(const torch::Tensor& logits, const torch::Tensor& index, int64_t segments);
 
 struct GraphEncoderImpl : torch::nn::Module {
   GraphEncoderImpl(int64_t hidden, int64_t rounds);
   Encoded forward(const BatchTensors& b);
+  // The same function computed as before learner/segment_ops.h's fused
+  // kernels (forward() takes this path while AtenRowOps is active): the
+  // reference for tests and benchmarks.
+  Encoded forward_reference(const BatchTensors& b);
 
   torch::nn::Linear node_in{nullptr}, edge_in{nullptr}, global_in{nullptr};
   torch::nn::ModuleList edge_mlps, node_mlps, global_mlps, node_norms;

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "learner/policy_module.h"
+#include "learner/residual_norm.h"
 #include "learner/torch_bytes.h"
 
 namespace graphworld {
@@ -47,12 +48,6 @@ int64_t argmax_index(const float* probs, int64_t n) { return std::max_element(pr
 
 }  // namespace
 
-torch::Tensor segment_sum(const torch::Tensor& values, const torch::Tensor& index, int64_t segments) {
-  std::vector<int64_t> shape = values.sizes().vec();
-  shape[0] = segments;
-  return torch::zeros(shape, values.options()).index_add(0, index, values);
-}
-
 torch::Tensor segment_log_softmax(const torch::Tensor& logits, const torch::Tensor& index, int64_t segments) {
   // Subtract each segment's max before exponentiating, for stability. The
   // max is a constant for the gradient; computed here on the host (ATen's
@@ -69,9 +64,9 @@ torch::Tensor segment_log_softmax(const torch::Tensor& logits, const torch::Tens
     max[static_cast<size_t>(id[k])] = std::max(max[static_cast<size_t>(id[k])], v[k]);
   }
   const torch::Tensor segment_max = torch::from_blob(max.data(), {segments}).clone().to(logits.device());
-  torch::Tensor shifted = logits - segment_max.index_select(0, index);
+  torch::Tensor shifted = logits - gather_rows(segment_max, index);
   torch::Tensor sums = segment_sum(shifted.exp(), index, segments);
-  return shifted - sums.log().index_select(0, index);
+  return shifted - gather_rows(sums.log(), index);
 }
 
 BatchTensors to_tensors(const ObservationBatch& batch, const torch::Device& device) {
@@ -135,19 +130,63 @@ struct PartInput {
 
 torch::Tensor mlp_over_parts(torch::nn::SequentialImpl& mlp, const std::vector<PartInput>& parts) {
   const torch::nn::LinearImpl& first = *mlp[0]->as<torch::nn::Linear>();
-  torch::Tensor pre;
+  std::vector<torch::Tensor> projected, indices;
+  int64_t rows = 0;
   for (size_t k = 0; k < parts.size(); ++k) {
-    torch::Tensor projected = project_part(first, static_cast<int64_t>(k), parts[k].rows);
-    if (parts[k].index.defined()) projected = projected.index_select(0, parts[k].index);
-    pre = pre.defined() ? pre + projected : projected;
+    projected.push_back(project_part(first, static_cast<int64_t>(k), parts[k].rows));
+    indices.push_back(parts[k].index);
+    rows = std::max(rows, parts[k].index.defined() ? parts[k].index.size(0) : parts[k].rows.size(0));
   }
-  pre = pre + first.bias;
-  return mlp[2]->as<torch::nn::Linear>()->forward(torch::relu(pre));
+  const torch::Tensor hidden = gathered_sum(projected, indices, first.bias, rows, /*relu=*/true);
+  return mlp[2]->as<torch::nn::Linear>()->forward(hidden);
 }
 
 }  // namespace
 
 Encoded GraphEncoderImpl::forward(const BatchTensors& b) {
+  if (AtenRowOps::active()) return forward_reference(b);
+  torch::Tensor h = node_in->forward(b.node_features);
+  torch::Tensor e = edge_in->forward(b.edge_features);
+  torch::Tensor u = global_in->forward(b.globals);
+  const int64_t nodes = h.size(0), edges = e.size(0), w = hidden;
+  for (size_t r = 0; r < edge_mlps->size(); ++r) {
+    // As forward_reference computes it, with fewer and larger products: the
+    // sender's and receiver's blocks of the edge MLP's first layer in one
+    // product with the nodes, and a node's own, incoming and outgoing blocks
+    // in one product with the three side by side (node_inputs).
+    torch::nn::SequentialImpl& edge_mlp = *edge_mlps[r]->as<torch::nn::Sequential>();
+    const torch::nn::LinearImpl& edge_first = *edge_mlp[0]->as<torch::nn::Linear>();
+    const torch::Tensor& we = edge_first.weight;  // [w, 4w]: edge, sender, receiver, graph
+    const torch::Tensor edge_part = e.matmul(we.narrow(1, 0, w).t());
+    const torch::Tensor ends = h.matmul(torch::cat({we.narrow(1, w, w), we.narrow(1, 2 * w, w)}, 0).t());  // [N, 2w]
+    const torch::Tensor edge_graph_part = u.matmul(we.narrow(1, 3 * w, w).t());
+    const torch::Tensor edge_hidden =
+        gathered_sum({edge_part, ends, edge_graph_part},
+                     {{0, 0, {}}, {1, 0, b.senders}, {1, w, b.receivers}, {2, 0, b.edge_graph}}, edge_first.bias,
+                     edges, /*relu=*/true);
+    e = e + edge_mlp[2]->as<torch::nn::Linear>()->forward(edge_hidden);
+
+    torch::nn::SequentialImpl& node_mlp = *node_mlps[r]->as<torch::nn::Sequential>();
+    const torch::nn::LinearImpl& node_first = *node_mlp[0]->as<torch::nn::Linear>();
+    const torch::Tensor& wn = node_first.weight;  // [w, 4w]: node, incoming, outgoing, graph
+    const torch::Tensor node_part = node_inputs(h, e, b.senders, b.receivers).matmul(wn.narrow(1, 0, 3 * w).t());
+    const torch::Tensor node_graph_part = u.matmul(wn.narrow(1, 3 * w, w).t());
+    const torch::Tensor node_hidden = gathered_sum({node_part, node_graph_part}, {{0, 0, {}}, {1, 0, b.node_graph}},
+                                                   node_first.bias, nodes, /*relu=*/true);
+    const torch::nn::LayerNormImpl& norm = *node_norms[r]->as<torch::nn::LayerNorm>();
+    h = residual_layer_norm(h, node_mlp[2]->as<torch::nn::Linear>()->forward(node_hidden), norm.weight, norm.bias,
+                            norm.options.eps());
+    torch::Tensor mean_nodes = segment_sum(h, b.node_graph, b.num_graphs) / b.node_count;
+    torch::Tensor mean_edges = segment_sum(e, b.edge_graph, b.num_graphs) / b.edge_count;
+    u = u + global_mlps[r]->as<torch::nn::Sequential>()->forward(torch::cat({u, mean_nodes, mean_edges}, 1));
+  }
+  Encoded out;
+  out.nodes = h;
+  out.graphs = torch::cat({u, segment_sum(h, b.node_graph, b.num_graphs) / b.node_count}, 1);
+  return out;
+}
+
+Encoded GraphEncoderImpl::forward_reference(const BatchTensors& b) {
   torch::Tensor h = node_in->forward(b.node_features);
   torch::Tensor e = edge_in->forward(b.edge_features);
   torch::Tensor u = global_in->forward(b.globals);
@@ -199,13 +238,13 @@ torch::Tensor PolicyModuleImpl::location_log_probs(const Encoded& e, const Locat
   torch::Tensor members = segment_sum(torch::ones({member_node.size(0), 1}, torch::TensorOptions(device)),
                                       member_candidate, c.num_candidates);
   torch::Tensor candidates =
-      segment_sum(e.nodes.index_select(0, member_node), member_candidate, c.num_candidates) / members.clamp_min(1);
+      segment_sum(gather_rows(e.nodes, member_node), member_candidate, c.num_candidates) / members.clamp_min(1);
   std::vector<int64_t> xfer_ids(xfers.begin(), xfers.end());
   torch::Tensor xfer_of_graph = xfer_embedding->forward(int64_tensor(xfer_ids).to(device));  // [B, H]
   torch::Tensor scores =
       location_head
-          ->forward(torch::cat({candidates, xfer_of_graph.index_select(0, candidate_graph),
-                                e.graphs.index_select(0, candidate_graph)},
+          ->forward(torch::cat({candidates, gather_rows(xfer_of_graph, candidate_graph),
+                                gather_rows(e.graphs, candidate_graph)},
                                1))
           .squeeze(1);
   return segment_log_softmax(scores, candidate_graph, num_graphs);

@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string>
 
 #include "common/error.h"
 #include "learner/data_parallel_ops.h"
+#include "learner/flat_adam.h"
+#include "learner/flat_parameters.h"
 #include "learner/gae.h"
 #include "learner/ppo_loss.h"
+#include "learner/worker_threads.h"
 
 namespace graphworld {
 namespace {
@@ -34,11 +38,110 @@ torch::Tensor picked(const std::vector<float>& all, const std::vector<int64_t>& 
   return torch::from_blob(out.data(), {static_cast<int64_t>(out.size())}).clone().to(device);
 }
 
+void add_weighted(PpoLoss& sum, const PpoLoss& part, double weight) {
+  sum.policy += part.policy * weight;
+  sum.value += part.value * weight;
+  sum.entropy += part.entropy * weight;
+  sum.approx_kl += part.approx_kl * weight;
+  sum.clip_fraction += part.clip_fraction * weight;
+}
+
+void zero_gradients(const std::vector<torch::Tensor>& parameters) {
+  for (const torch::Tensor& p : parameters)
+    if (p.grad().defined()) {
+      p.grad().detach_();
+      p.grad().zero_();
+    }
+}
+
+// Whether every replica's parameters are one intact flat buffer.
+bool all_flat(const PpoReplicas& replicas) {
+  if (replicas.flat.size() != replicas.parameters.size()) return false;
+  for (const FlatParameters* f : replicas.flat)
+    if (!f || !f->intact()) return false;
+  return true;
+}
+
 }  // namespace
+
+PpoLoss minibatch_gradients(const PpoReplicas& replicas, const PpoSamples& samples,
+                            const std::vector<int64_t>& indices, double weight,
+                            const PpoCoefficients& coefficients) {
+  const auto count = static_cast<int64_t>(replicas.evaluate.size());
+  if (count < 1 || replicas.parameters.size() != replicas.evaluate.size())
+    throw UsageError("PPO update: every replica needs an evaluation and its parameters");
+  if (count > 1 && (!replicas.threads || replicas.threads->count() != count))
+    throw UsageError("PPO update: " + std::to_string(count) + " replicas need as many worker threads");
+  const std::vector<torch::Tensor>& main = replicas.parameters[0];
+  const bool flat = all_flat(replicas);
+  {
+    torch::NoGradGuard no_grad;
+    for (int64_t r = 1; r < count; ++r) {
+      if (flat) {
+        replicas.flat[static_cast<size_t>(r)]->values().copy_(replicas.flat[0]->values());
+        continue;
+      }
+      const std::vector<torch::Tensor>& copy = replicas.parameters[static_cast<size_t>(r)];
+      for (size_t k = 0; k < main.size(); ++k) copy[k].copy_(main[k]);
+    }
+  }
+  const auto size = static_cast<int64_t>(indices.size());
+  std::vector<PpoLoss> parts(static_cast<size_t>(count));
+  auto work = [&](int32_t r) {
+    if (flat) replicas.flat[static_cast<size_t>(r)]->gradients().zero_();
+    else zero_gradients(replicas.parameters[static_cast<size_t>(r)]);
+    const int64_t lo = size * r / count, hi = size * (r + 1) / count;
+    if (lo == hi) return;
+    const std::vector<int64_t> part(indices.begin() + lo, indices.begin() + hi);
+    const SampleEvaluation e = replicas.evaluate[static_cast<size_t>(r)](part);
+    const torch::Device device = e.value.device();
+    PpoLoss loss = ppo_loss(e.log_prob, picked(samples.old_log_prob, part, device),
+                            picked(samples.advantages, part, device), e.value, picked(samples.returns, part, device),
+                            e.entropy, coefficients);
+    // Each part's mean weighted by its share: the parts' sum is the mean
+    // over `indices`, as one network computes it.
+    const double share = weight * static_cast<double>(hi - lo) / static_cast<double>(size);
+    if (share == 1.0) loss.total.backward();
+    else (loss.total * share).backward();
+    loss.total = torch::Tensor();
+    parts[static_cast<size_t>(r)] = loss;
+  };
+  if (count == 1) work(0);
+  else replicas.threads->run(work);
+  PpoLoss sum;
+  for (int64_t r = 0; r < count; ++r) {
+    const int64_t lo = size * r / count, hi = size * (r + 1) / count;
+    if (size > 0) add_weighted(sum, parts[static_cast<size_t>(r)], weight * static_cast<double>(hi - lo) / static_cast<double>(size));
+  }
+  torch::NoGradGuard no_grad;
+  for (int64_t r = 1; r < count; ++r) {
+    if (flat) {
+      replicas.flat[0]->gradients().add_(replicas.flat[static_cast<size_t>(r)]->gradients());
+      continue;
+    }
+    const std::vector<torch::Tensor>& copy = replicas.parameters[static_cast<size_t>(r)];
+    for (size_t k = 0; k < main.size(); ++k) {
+      const torch::Tensor& g = copy[k].grad();
+      if (!g.defined()) continue;
+      if (main[k].grad().defined()) main[k].mutable_grad().add_(g);
+      else main[k].mutable_grad() = g.clone();
+    }
+  }
+  return sum;
+}
 
 UpdateStats run_ppo_epochs(const PpoOptions& options, PpoSamples samples, const EvaluateSamples& evaluate,
                            torch::optim::Optimizer& optimizer, const std::vector<torch::Tensor>& parameters,
                            std::mt19937_64& shuffle_rng, DataParallelGroup* group) {
+  PpoReplicas one;
+  one.evaluate.push_back(evaluate);
+  one.parameters.push_back(parameters);
+  return run_ppo_epochs(options, std::move(samples), one, optimizer, shuffle_rng, group);
+}
+
+UpdateStats run_ppo_epochs(const PpoOptions& options, PpoSamples samples, const PpoReplicas& replicas,
+                           torch::optim::Optimizer& optimizer, std::mt19937_64& shuffle_rng,
+                           DataParallelGroup* group) {
   const auto n = static_cast<int64_t>(samples.advantages.size());
   if (n == 0) throw UsageError("PPO update: the batch holds no samples");
   if (samples.returns.size() != samples.advantages.size() || samples.old_log_prob.size() != samples.advantages.size())
@@ -48,6 +151,7 @@ UpdateStats run_ppo_epochs(const PpoOptions& options, PpoSamples samples, const 
   stats.explained_variance = explained_variance(samples.returns, samples.values);
   if (options.normalize_advantages) normalize_advantages(samples.advantages);
 
+  const std::vector<torch::Tensor>& parameters = replicas.parameters.at(0);
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::iota(order.begin(), order.end(), 0);
   const int64_t minibatch_size = std::max<int64_t>(1, options.minibatch_size);
@@ -62,27 +166,16 @@ UpdateStats run_ppo_epochs(const PpoOptions& options, PpoSamples samples, const 
       const int64_t size = end - begin;
       const int64_t lo = begin + size * rank / ranks, hi = begin + size * (rank + 1) / ranks;
       const std::vector<int64_t> share(order.begin() + lo, order.begin() + hi);
-      optimizer.zero_grad();
+      const bool flat = all_flat(replicas);
+      if (flat) replicas.flat[0]->gradients().zero_();
+      else optimizer.zero_grad();
       PpoLoss loss;
-      if (!share.empty()) {
-        const SampleEvaluation e = evaluate(share);
-        const torch::Device device = e.value.device();
-        loss = ppo_loss(e.log_prob, picked(samples.old_log_prob, share, device),
-                        picked(samples.advantages, share, device), e.value, picked(samples.returns, share, device),
-                        e.entropy, coefficients);
-        if (ranks == 1) {
-          loss.total.backward();
-        } else {
-          // Each rank's mean weighted by its share: the ranks' sum is the
-          // whole minibatch's mean, as one learner computes it.
-          (loss.total * (static_cast<double>(share.size()) / static_cast<double>(size))).backward();
-        }
-      }
+      if (!share.empty())
+        loss = minibatch_gradients(replicas, samples, share,
+                                   static_cast<double>(share.size()) / static_cast<double>(size), coefficients);
       if (ranks > 1) {
         all_reduce_gradients(*group, parameters);
-        const double weight = static_cast<double>(share.size()) / static_cast<double>(size);
-        double sums[5] = {loss.policy * weight, loss.value * weight, loss.entropy * weight, loss.approx_kl * weight,
-                          loss.clip_fraction * weight};
+        double sums[5] = {loss.policy, loss.value, loss.entropy, loss.approx_kl, loss.clip_fraction};
         group->all_reduce_sum(sums, 5);
         loss.policy = sums[0];
         loss.value = sums[1];
@@ -90,14 +183,16 @@ UpdateStats run_ppo_epochs(const PpoOptions& options, PpoSamples samples, const 
         loss.approx_kl = sums[3];
         loss.clip_fraction = sums[4];
       }
-      const double grad_norm = torch::nn::utils::clip_grad_norm_(parameters, options.max_grad_norm);
+      const double grad_norm = flat ? clip_flat_gradients(*replicas.flat[0], options.max_grad_norm)
+                                    : clip_gradients(parameters, options.max_grad_norm);
       // A non-finite loss or gradient would poison every parameter (and,
       // through them, every later rollout): the step is skipped and counted.
       if (!std::isfinite(grad_norm) || !std::isfinite(loss.policy) || !std::isfinite(loss.value)) {
         ++stats.skipped_minibatches;
         continue;
       }
-      optimizer.step();
+      if (flat && replicas.flat_adam) replicas.flat_adam->step();
+      else optimizer.step();
       stats.grad_norm += grad_norm;
       stats.policy_loss += loss.policy;
       stats.value_loss += loss.value;

@@ -15,10 +15,14 @@
 #include <vector>
 
 #include "learner/ppo_learner.h"
+#include "learner/ppo_loss.h"
 
 namespace graphworld {
 
 class DataParallelGroup;
+class WorkerThreads;
+class FlatParameters;
+class FlatAdam;
 
 // One entry per sample, in the caller's order (the order advantages are
 // normalised in, so part of what an update computes).
@@ -35,12 +39,46 @@ struct SampleEvaluation {
 };
 using EvaluateSamples = std::function<SampleEvaluation(const std::vector<int64_t>& indices)>;
 
-// Runs options.epochs epochs over `samples` with `optimizer` on
-// `parameters`, drawing each epoch's order from `shuffle_rng`. With a
+// Copies of one network that share each minibatch in one process, each on
+// its own thread (learner/worker_threads.h): replica 0 is the network the
+// optimiser steps; the others take its parameters before every minibatch,
+// and their gradients are added to its own, in replica order (so a run is
+// as deterministic with several replicas as with one). Each replica
+// evaluates a contiguous part of the minibatch.
+struct PpoReplicas {
+  std::vector<EvaluateSamples> evaluate;               // per replica
+  std::vector<std::vector<torch::Tensor>> parameters;  // per replica, the same layout in each
+  WorkerThreads* threads = nullptr;                    // evaluate.size() workers; may be null for one replica
+  // Optional, one per replica: its parameters in one buffer
+  // (learner/flat_parameters.h), for whole-network copies, sums, zeroing
+  // and clipping. Used while every one is intact.
+  std::vector<const FlatParameters*> flat;
+  // Optional: steps the optimiser on replica 0's flat buffer
+  // (learner/flat_adam.h) in place of optimizer.step().
+  FlatAdam* flat_adam = nullptr;
+};
+
+// Evaluates the samples at `indices` split into contiguous parts over the
+// replicas, and backpropagates each part's loss scaled by `weight` times the
+// part's share of `indices`. Replica 0's gradients are zeroed first and end
+// as the sum over the replicas: with weight 1, the gradient of the mean loss
+// over `indices`, as one network computes it. The returned figures are the
+// parts' figures weighted the same way (summed); its `total` is undefined.
+// `samples` must be normalised already.
+PpoLoss minibatch_gradients(const PpoReplicas& replicas, const PpoSamples& samples,
+                            const std::vector<int64_t>& indices, double weight,
+                            const PpoCoefficients& coefficients);
+
+// Runs options.epochs epochs over `samples` with `optimizer` on replica 0's
+// parameters, drawing each epoch's order from `shuffle_rng`. With a
 // data-parallel group every rank calls it with the same samples, evaluates
 // only its contiguous share of each minibatch, and the gradients and losses
 // are summed over the group. Returns the averages over the steps taken, the
 // explained variance and the skipped steps; update_s is left to the caller.
+UpdateStats run_ppo_epochs(const PpoOptions& options, PpoSamples samples, const PpoReplicas& replicas,
+                           torch::optim::Optimizer& optimizer, std::mt19937_64& shuffle_rng,
+                           DataParallelGroup* group = nullptr);
+// One network, on the calling thread.
 UpdateStats run_ppo_epochs(const PpoOptions& options, PpoSamples samples, const EvaluateSamples& evaluate,
                            torch::optim::Optimizer& optimizer, const std::vector<torch::Tensor>& parameters,
                            std::mt19937_64& shuffle_rng, DataParallelGroup* group = nullptr);

@@ -8,15 +8,25 @@
 #include "common/error.h"
 #include "common/stopwatch.h"
 #include "learner/data_parallel.h"
+#include "learner/flat_adam.h"
+#include "learner/flat_parameters.h"
 #include "learner/gae.h"
 #include "learner/policy_module.h"
 #include "learner/ppo_epochs.h"
 #include "learner/torch_bytes.h"
+#include "learner/worker_threads.h"
 
 namespace graphworld {
 
 struct PpoLearner::Optimizer {
   torch::optim::Adam adam;
+};
+
+struct PpoLearner::Replicas {
+  std::vector<PolicyModule> modules;  // workers 1 ..; worker 0 is the policy itself
+  WorkerThreads threads;
+  std::vector<std::unique_ptr<FlatParameters>> flat;  // per worker, 0 the policy's
+  std::unique_ptr<FlatAdam> adam;                     // on flat[0]
 };
 
 namespace {
@@ -30,6 +40,7 @@ void check_options(const PpoOptions& o) {
   if (!(o.gae_lambda >= 0 && o.gae_lambda <= 1)) bad("gae_lambda must be in [0, 1]");
   if (!(o.clip > 0 && o.clip < 1)) bad("clip must be in (0, 1)");
   if (!(o.max_grad_norm > 0)) bad("max_grad_norm must be positive");
+  if (o.workers < 1 || o.workers > 256) bad("workers must be in [1, 256]");
 }
 
 // Archives load onto the CPU (learner/torch_bytes.h): Adam's moments go
@@ -52,6 +63,14 @@ PpoLearner::PpoLearner(const PolicyNetworkConfig& network, const PpoOptions& opt
   policy_.to_device(device);
   optimizer_ = std::make_unique<Optimizer>(Optimizer{torch::optim::Adam(
       policy_.impl().module->parameters(), torch::optim::AdamOptions(options_.learning_rate))});
+  replicas_.reset(new Replicas{{}, WorkerThreads(options_.workers), {}, nullptr});
+  replicas_->flat.push_back(std::make_unique<FlatParameters>(policy_.impl().module->parameters()));
+  replicas_->adam = std::make_unique<FlatAdam>(optimizer_->adam, *replicas_->flat[0]);
+  for (int32_t w = 1; w < options_.workers; ++w) {
+    replicas_->modules.push_back(seeded_module(network));
+    replicas_->modules.back()->to(policy_.impl().device);
+    replicas_->flat.push_back(std::make_unique<FlatParameters>(replicas_->modules.back()->parameters()));
+  }
 }
 
 PpoLearner::~PpoLearner() = default;
@@ -87,19 +106,25 @@ UpdateStats PpoLearner::update(const std::vector<const Rollout*>& rollouts) {
     }
   if (steps.empty()) throw UsageError("PPO update: the rollouts hold no steps");
 
-  PolicyModule& module = policy_.impl().module;
-  auto evaluate = [&](const std::vector<int64_t>& indices) {
-    std::vector<const Observation*> observations;
-    std::vector<Action> actions;
-    for (int64_t i : indices) {
-      observations.push_back(&steps[static_cast<size_t>(i)]->observation);
-      actions.push_back(steps[static_cast<size_t>(i)]->action);
-    }
-    const ActionEvaluation e = evaluate_actions(module, observations, actions);
-    return SampleEvaluation{e.log_prob, e.value, e.entropy};
-  };
-  UpdateStats stats = run_ppo_epochs(options_, std::move(samples), evaluate, optimizer_->adam, module->parameters(),
-                                     shuffle_rng_, group_);
+  PpoReplicas replicas;
+  replicas.threads = &replicas_->threads;
+  replicas.flat_adam = replicas_->adam.get();
+  for (int32_t w = 0; w < options_.workers; ++w) {
+    PolicyModule& module = w == 0 ? policy_.impl().module : replicas_->modules[static_cast<size_t>(w - 1)];
+    replicas.parameters.push_back(module->parameters());
+    replicas.flat.push_back(replicas_->flat[static_cast<size_t>(w)].get());
+    replicas.evaluate.push_back([&steps, &module](const std::vector<int64_t>& indices) {
+      std::vector<const Observation*> observations;
+      std::vector<Action> actions;
+      for (int64_t i : indices) {
+        observations.push_back(&steps[static_cast<size_t>(i)]->observation);
+        actions.push_back(steps[static_cast<size_t>(i)]->action);
+      }
+      const ActionEvaluation e = evaluate_actions(module, observations, actions);
+      return SampleEvaluation{e.log_prob, e.value, e.entropy};
+    });
+  }
+  UpdateStats stats = run_ppo_epochs(options_, std::move(samples), replicas, optimizer_->adam, shuffle_rng_, group_);
   ++version_;
   stats.update_s = clock.elapsed_s();
   return stats;

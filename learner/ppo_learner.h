@@ -33,6 +33,11 @@ struct PpoOptions {
   double max_grad_norm = 0.5;
   bool normalize_advantages = true;
   uint64_t seed = 0;  // minibatch shuffling
+  // Threads that share each minibatch, each with its own copy of the network
+  // (learner/ppo_epochs.h): on CPUs, one per core the learner may use, with
+  // LibTorch itself on one thread. The summed gradient is the one a single
+  // network computes, up to rounding.
+  int32_t workers = 1;
 };
 
 // Averages over the update's minibatch steps, unless said otherwise.
@@ -75,9 +80,11 @@ class PpoLearner {
 
  private:
   struct Optimizer;
+  struct Replicas;
   PpoOptions options_;
   PolicyNetwork policy_;
   std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<Replicas> replicas_;  // the other workers' copies of the network and their threads
   std::mt19937_64 shuffle_rng_;
   int64_t version_ = 0;
   DataParallelGroup* group_ = nullptr;

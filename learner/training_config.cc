@@ -114,6 +114,11 @@ const TrainingKeys& training_keys() {
         "ppo.normalize_advantages", true, "normalise advantages per update",
         [](TrainingOptions & o) -> auto& { return o.ppo.normalize_advantages; });
     k.integer(
+        "ppo.workers", 1, 1, 256,
+        "threads that share each minibatch, each with its own copy of the network (with train.threads 1: "
+        "one per core the learner has to itself)",
+        [](TrainingOptions & o) -> auto& { return o.ppo.workers; });
+    k.integer(
         "distributed.actors", 2, 1, 4096, "actor processes the single-node launcher starts",
         [](TrainingOptions & o) -> auto& { return o.distributed.actors; });
     k.integer(

@@ -245,9 +245,9 @@ TEST(CostCli, BenchmarksPrintTheirNumbers) {
   EXPECT_NE(out.find("Spearman(analytic cost, latency)"), std::string::npos) << out;
   ASSERT_EQ(gw("bench policy nasrnn --batch 4 --repeats 2 --hidden 8 --rounds 1 --json", &out), 0) << out;
   json = json_line(out);
-  for (const char* key : {"parameters", "inference_median_ms", "batched_ms_per_observation", "train_samples_per_s"})
+  for (const char* key : {"parameters", "inference_median_ms", "batched_ms_per_observation", "ppo_samples_per_s", "reference_ppo_samples_per_s", "speedup", "ppo_gflops"})
     EXPECT_NE(json.find(std::string("\"") + key + "\":"), std::string::npos) << key << " in " << json;
-  EXPECT_GT(json_number(json, "train_samples_per_s"), 0.0);
+  EXPECT_GT(json_number(json, "ppo_samples_per_s"), 0.0);
   EXPECT_EQ(gw("bench policy nasrnn --hidden 2", &out), 2) << out;
 }
 

@@ -51,7 +51,16 @@ void reference_epochs(const PpoOptions& ppo, std::vector<float> advantages, cons
                                     PpoCoefficients{ppo.clip, ppo.value_coef, ppo.entropy_coef});
       optimizer.zero_grad();
       loss.total.backward();
-      torch::nn::utils::clip_grad_norm_(parameters, ppo.max_grad_norm);
+      // The gradient norm over all the gradients as one vector; scaled
+      // down to max_grad_norm when above it.
+      std::vector<torch::Tensor> gradients;
+      for (const torch::Tensor& p : parameters)
+        if (p.grad().defined()) gradients.push_back(p.grad().flatten());
+      const double norm = torch::cat(gradients).norm().item<double>();
+      const double scale = ppo.max_grad_norm / (norm + 1e-6);
+      if (scale < 1.0)
+        for (const torch::Tensor& p : parameters)
+          if (p.grad().defined()) p.grad().mul_(scale);
       optimizer.step();
     }
   }

@@ -1,0 +1,85 @@
+#include "learner/flat_adam.h"
+
+#include <cmath>
+#include <string>
+
+namespace graphworld {
+namespace {
+
+std::string state_key(const torch::Tensor& p) { return c10::guts::to_string(p.unsafeGetTensorImpl()); }
+
+torch::Tensor alias(const torch::Tensor& buffer, int64_t offset, const torch::Tensor& like) {
+  return torch::empty({0}, buffer.options()).set_(buffer.storage(), buffer.storage_offset() + offset, like.sizes(),
+                                                  c10::contiguous_strides(like.sizes()));
+}
+
+}  // namespace
+
+FlatAdam::FlatAdam(torch::optim::Adam& adam, const FlatParameters& flat)
+    : adam_(adam),
+      flat_(flat),
+      exp_avg_(torch::zeros_like(flat.values())),
+      exp_avg_sq_(torch::zeros_like(flat.values())) {}
+
+bool FlatAdam::adopt_state() {
+  if (adam_.param_groups().size() != 1) return false;
+  const auto& options = static_cast<const torch::optim::AdamOptions&>(adam_.param_groups()[0].options());
+  if (options.amsgrad() || options.weight_decay() != 0) return false;
+  const std::vector<torch::Tensor>& params = adam_.param_groups()[0].params();
+  auto& states = adam_.state();
+  int64_t offset = 0, step = -1;
+  torch::NoGradGuard no_grad;
+  for (const torch::Tensor& p : params) {
+    auto found = states.find(state_key(p));
+    if (found == states.end()) {
+      auto state = std::make_unique<torch::optim::AdamParamState>();
+      state->step(0);
+      torch::Tensor m = alias(exp_avg_, offset, p), v = alias(exp_avg_sq_, offset, p);
+      m.zero_();
+      v.zero_();
+      state->exp_avg(m);
+      state->exp_avg_sq(v);
+      found = states.emplace(state_key(p), std::move(state)).first;
+    }
+    auto& state = static_cast<torch::optim::AdamParamState&>(*found->second);
+    if (step >= 0 && state.step() != step) return false;
+    step = state.step();
+    const char* at = static_cast<const char*>(exp_avg_.data_ptr()) + sizeof(float) * static_cast<size_t>(offset);
+    if (state.exp_avg().data_ptr() != at) {
+      // Loaded from a checkpoint (or made by adam.step()): moved in.
+      torch::Tensor m = alias(exp_avg_, offset, p), v = alias(exp_avg_sq_, offset, p);
+      m.copy_(state.exp_avg());
+      v.copy_(state.exp_avg_sq());
+      state.exp_avg(m);
+      state.exp_avg_sq(v);
+    }
+    offset += p.numel();
+  }
+  return offset == flat_.values().numel();
+}
+
+void FlatAdam::step() {
+  if (!flat_.intact() || !adopt_state()) {
+    adam_.step();
+    return;
+  }
+  const auto& options = static_cast<const torch::optim::AdamOptions&>(adam_.param_groups()[0].options());
+  int64_t step = 0;
+  for (const torch::Tensor& p : adam_.param_groups()[0].params()) {
+    auto& state = static_cast<torch::optim::AdamParamState&>(*adam_.state()[state_key(p)]);
+    state.step(state.step() + 1);
+    step = state.step();
+  }
+  // torch::optim::Adam's arithmetic, on every parameter at once.
+  torch::NoGradGuard no_grad;
+  const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
+  const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(step));
+  const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(step));
+  const torch::Tensor& grad = flat_.gradients();
+  exp_avg_.mul_(beta1).add_(grad, 1 - beta1);
+  exp_avg_sq_.mul_(beta2).addcmul_(grad, grad, 1 - beta2);
+  const torch::Tensor denom = (exp_avg_sq_.sqrt() / std::sqrt(bias_correction2)).add_(options.eps());
+  flat_.values().addcdiv_(exp_avg_, denom, -options.lr() / bias_correction1);
+}
+
+}  // namespace graphworld

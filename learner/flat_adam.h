@@ -1,0 +1,35 @@
+// Adam's step on a network whose parameters are one flat buffer
+// (learner/flat_parameters.h): the same arithmetic as LibTorch's
+// torch::optim::Adam, on the whole network in a handful of operations
+// instead of a dozen per parameter tensor. The torch::optim::Adam object
+// stays the owner of the state (step counts and moments), which it saves
+// and loads as before: its moment tensors are made views of two flat
+// buffers here, and moments it loaded from a checkpoint are moved into
+// them on the next step. Internal to learner/ (it takes tensors).
+#pragma once
+
+#include <torch/torch.h>
+
+#include "learner/flat_parameters.h"
+
+namespace graphworld {
+
+// One Adam step of `adam` on `flat`'s parameters, which must be exactly
+// adam's parameters in order, with their gradients in `flat`. Falls back
+// to adam.step() where the flat form does not apply (AMSGrad, weight decay,
+// parameter tensors with different step counts, a broken flat buffer).
+class FlatAdam {
+ public:
+  FlatAdam(torch::optim::Adam& adam, const FlatParameters& flat);
+  void step();
+
+ private:
+  // Makes every parameter's state views of moments_ (creating or moving it).
+  bool adopt_state();
+
+  torch::optim::Adam& adam_;
+  const FlatParameters& flat_;
+  torch::Tensor exp_avg_, exp_avg_sq_;  // [total], the moments
+};
+
+}  // namespace graphworld
