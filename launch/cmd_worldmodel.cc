@@ -29,6 +29,7 @@
 #include "launch/runs/training_setup.h"
 #include "learner/compute_device.h"
 #include "learner/compute_threads.h"
+#include "learner/gemm_rate.h"
 #include "learner/policy_file.h"
 #include "worldmodel/dream_benchmark.h"
 #include "worldmodel/model_based_training.h"
@@ -123,7 +124,8 @@ int train_world_model(const CliArgs& args) {
   args.expect_at_most(1);
   const std::string out = args.value_or("--output", "");
   if (out.empty()) throw UsageError("worldmodel train needs -o FILE.gwworld");
-  const ComputeThreads threads(thread_option(args, default_threads()));
+  const int at_threads = thread_option(args, default_threads());
+  const ComputeThreads threads(at_threads);
   const StoreEpisodes data = read_stores(args);
   if (data.episodes.size() < 2)
     throw UsageError("the stores hold " + std::to_string(data.episodes.size()) +
@@ -161,6 +163,8 @@ int train_world_model(const CliArgs& args) {
   options.seed = seed;
   // Time left: this phase's remaining epochs at this epoch's pace, and
   // the MDN-RNN's epochs at the encoder's while it runs (a rough guess).
+  const double gemm_gflops = measure_gemm_gflops("cpu", at_threads);
+  std::printf("this machine's sgemm (1024 wide, %d threads): %.1f GFLOP/s\n", at_threads, gemm_gflops);
   options.on_epoch = [epochs = options.epochs](const WorldModelEpochReport& r) {
     const double steps_per_s = r.seconds > 0 ? static_cast<double>(r.steps) / r.seconds : 0.0;
     const double left_s = r.seconds * (r.epochs - r.epoch + (r.phase == "encoder" ? epochs : 0));
@@ -173,7 +177,8 @@ int train_world_model(const CliArgs& args) {
                   r.epoch, r.epochs, r.train_loss, r.held_out_loss, r.held_out.z_nll, r.held_out.reward,
                   r.held_out.done, r.held_out.mask, r.held_out.locations, r.seconds);
     }
-    std::printf("  %.0f steps/s, %s left\n", steps_per_s, duration_text(left_s).c_str());
+    std::printf("  %.0f steps/s, %.1f GFLOP/s, %s left\n", steps_per_s, r.seconds > 0 ? r.gflop / r.seconds : 0.0,
+                duration_text(left_s).c_str());
     std::fflush(stdout);
   };
   model.train(train, held_out, options);
@@ -233,6 +238,7 @@ int bench_world_model(const CliArgs& args) {
   if (!device.note.empty()) std::fprintf(stderr, "%s\n", device.note.c_str());
   const double seconds = args.double_value("--seconds", 3.0);
   const double tau = args.double_value("--tau", 1.0);
+  const double gemm_gflops = measure_gemm_gflops(device.device, thread_count);
   std::vector<DreamThroughput> results;
   for (const std::string& b : split_comma_list(args.value_or("--batches", "1,64,1024"))) {
     char* end = nullptr;
@@ -247,15 +253,20 @@ int bench_world_model(const CliArgs& args) {
     json.key("threads").value(static_cast<int64_t>(thread_count));
     json.key("results").begin_array();
     for (const DreamThroughput& r : results)
-      json.begin_object().key("batch").value(r.batch).key("steps").value(r.steps).key("steps_per_s").value(r.steps_per_s).end_object();
-    json.end_array().key("peak_rss_mib").value(peak_rss_mib()).end_object();
+      json.begin_object().key("batch").value(r.batch).key("steps").value(r.steps).key("steps_per_s").value(r.steps_per_s)
+          .key("gflop_per_step").value(r.gflop_per_step).key("gflops").value(r.gflops).end_object();
+    json.end_array().key("gemm_gflops").value(gemm_gflops).key("peak_rss_mib").value(peak_rss_mib()).end_object();
     std::printf("%s\n", json.str().c_str());
   } else {
     std::printf("dream steps/s on %s, %d threads (controller + MDN-RNN step + sampling, tau %.2f):\n",
                 device.device.c_str(), thread_count, tau);
     for (const DreamThroughput& r : results)
-      std::printf("  batch %5lld  %12.0f steps/s\n", static_cast<long long>(r.batch), r.steps_per_s);
-    std::printf("peak RSS %.0f MiB\n", peak_rss_mib());
+      std::printf("  batch %5lld  %12.0f steps/s  %8.2f GFLOP/s\n", static_cast<long long>(r.batch), r.steps_per_s,
+                  r.gflops);
+    std::printf("GFLOP/s: of the matrix products of a step (%.2f MFLOP); this device's %s reaches %.1f GFLOP/s. Peak "
+                "RSS %.0f MiB\n",
+                results.empty() ? 0.0 : results[0].gflop_per_step * 1e3,
+                device.device == "cpu" ? "sgemm (1024 wide)" : "GEMM (8192 wide)", gemm_gflops, peak_rss_mib());
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "worldmodel/controller.h"
 #include "worldmodel/dream_env.h"
+#include "worldmodel/world_model_modules.h"
 
 namespace graphworld {
 
@@ -40,6 +41,8 @@ DreamThroughput measure_dream_throughput(WorldModel& model, int64_t batch, doubl
   } while (result.seconds < seconds);
   result.steps = batched * batch;
   result.steps_per_s = static_cast<double>(result.steps) / result.seconds;
+  result.gflop_per_step = 2.0 * static_cast<double>(matrix_weights(*controller) + matrix_weights(*model.impl().rnn)) / 1e9;
+  result.gflops = result.gflop_per_step * result.steps_per_s;
   return result;
 }
 

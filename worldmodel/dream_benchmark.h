@@ -15,6 +15,10 @@ struct DreamThroughput {
   int64_t steps = 0;  // dream steps timed (batch x batched steps)
   double seconds = 0;
   double steps_per_s = 0;
+  // Matrix-product work of one dream step (the controller's forward pass
+  // and the MDN-RNN's step: 2 FLOPs per matrix weight), and its rate.
+  double gflop_per_step = 0;
+  double gflops = 0;
 };
 
 // Runs for about `seconds` after a short warm-up, from the model's starts,

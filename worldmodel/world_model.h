@@ -65,6 +65,10 @@ struct WorldModelEpochReport {
   WorldModelHeadLosses train, held_out;           // mdn-rnn: per head
   double seconds = 0;
   int64_t steps = 0;  // training steps this epoch went over (padding excluded)
+  // The matrix-product work of the epoch's training passes over those steps
+  // (forward and backward, padding excluded; held-out scoring not counted),
+  // in GFLOP: 6 FLOPs per matrix weight of the phase's network per step.
+  double gflop = 0;
 };
 
 struct WorldModelTrainOptions {

@@ -56,6 +56,17 @@ struct EpisodeBatch {
 std::vector<std::vector<const WorldEpisode*>> batches_by_length(std::vector<const WorldEpisode*> episodes,
                                                                 int64_t max_steps);
 
+// The weights of a module's matrices (its 2-D parameters): a row through
+// every one of them once, as an MLP's or an LSTM step's, costs two FLOPs
+// per weight in matrix products (multiply and add), and its backward pass
+// twice that. What the benchmarks count their GFLOP/s from.
+inline int64_t matrix_weights(const torch::nn::Module& module) {
+  int64_t n = 0;
+  for (const torch::Tensor& p : module.parameters())
+    if (p.dim() == 2) n += p.numel();
+  return n;
+}
+
 // Module::load that refuses weights whose shapes differ from the module's
 // (FormatError naming `path` and the weight).
 void load_with_shapes(torch::nn::Module& module, torch::serialize::InputArchive& archive, const std::string& path,

@@ -125,6 +125,7 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
       WorldModelEpochReport report;
       report.phase = "encoder";
       report.steps = train_steps;
+      report.gflop = 6.0 * static_cast<double>(matrix_weights(*m.encoder)) * static_cast<double>(train_steps) / 1e9;
       report.epoch = epoch;
       report.epochs = options.encoder_epochs;
       report.train_loss = sum / std::max(1.0, weight);
@@ -199,6 +200,7 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
     WorldModelEpochReport report;
     report.phase = "mdn-rnn";
     report.steps = train_steps;
+    report.gflop = 6.0 * static_cast<double>(matrix_weights(*m.rnn)) * static_cast<double>(train_steps) / 1e9;
     report.epoch = epoch;
     report.epochs = options.epochs;
     report.train = sum;

@@ -46,6 +46,8 @@ TEST(WorldModelCli, TrainsFromARunsStoreAndEvaluatesOnIt) {
   EXPECT_NE(out.find("mdn-rnn   8/8"), std::string::npos) << "one line per epoch\n" << out;
   EXPECT_NE(out.find("held-out z-nll"), std::string::npos) << "per-head held-out losses\n" << out;
   EXPECT_NE(out.find("xfer-mask F1"), std::string::npos) << out;
+  EXPECT_NE(out.find("GFLOP/s, "), std::string::npos) << "each epoch's rate of matrix products\n" << out;
+  EXPECT_NE(out.find("this machine's sgemm"), std::string::npos) << out;
 
   ASSERT_EQ(run_command(graphworld_binary() + " worldmodel eval " + model + " --from " + store + " --json", &out), 0)
       << out;
@@ -63,6 +65,10 @@ TEST(WorldModelCli, TrainsFromARunsStoreAndEvaluatesOnIt) {
             0)
       << out;
   EXPECT_GT(number_after(out, "steps_per_s"), 0) << out;
+  // Beside each figure, its FLOPs and the machine's matrix-product rate.
+  EXPECT_GT(number_after(out, "gflop_per_step"), 0) << out;
+  EXPECT_GT(number_after(out, "gflops"), 0) << out;
+  EXPECT_GT(number_after(out, "gemm_gflops"), 0) << out;
   // On cuda: the GPU where one is seen, else the CPU, saying why; an
   // unknown device is a clear error.
   ASSERT_EQ(run_command(graphworld_binary() + " worldmodel bench " + model + " --seconds 0.2 --batches 64 --device cuda --json",
