@@ -82,6 +82,12 @@ struct Actor::Impl {
   std::optional<double> cost_answer;
   MessageExpectations expect;
   ActorCounters counters;
+  // Where this actor's time went (seconds, cumulative): waiting for
+  // parameters or for the learner to take its earlier messages, making
+  // rollouts (environment steps and the policy's inference), encoding and
+  // sending them. Reported with each heartbeat, as a metrics message the
+  // learner adds to its metrics rows.
+  double wait_s = 0, collect_s = 0, send_s = 0;
 
   MessageHeader header(int64_t version) const {
     MessageHeader h;
@@ -153,6 +159,10 @@ struct Actor::Impl {
       last_heartbeat = Clock::now();
       transport->send_control(encode_message(Message{header(policy_version), HeartbeatMessage{
                                                          static_cast<uint64_t>(counters.steps_sent), current_rss_bytes()}}));
+      transport->send_control(encode_message(Message{
+          header(policy_version),
+          MetricsMessage{{"wait_s", "collect_s", "send_s", "steps_sent"},
+                         {wait_s, collect_s, send_s, static_cast<double>(counters.steps_sent)}}}));
     }
     if (!learner_lost && seconds_since(last_heard) > options.learner_timeout_s) {
       learner_lost = true;
@@ -292,15 +302,21 @@ std::string Actor::run(const std::function<bool()>& should_stop) {
       s.poll_learner(100);
       if (stop_now()) return s.stop_reason;
     }
+    s.wait_s += seconds_since(waiting_since);
     const int64_t version = s.policy_version;
+    const Clock::time_point making = Clock::now();
     std::optional<MessageBody> body = s.work->make(stop_now);
+    s.collect_s += seconds_since(making);
     // A stop inside the last step (a cost settled locally) ends here too.
     if (!body || !s.stop_reason.empty()) return s.stop_reason;
     if (auto* rollout = std::get_if<Rollout>(&*body)) rollout->parameters_from = s.parameters_from;
     if (auto* dream = std::get_if<DreamTrajectoryMessage>(&*body)) dream->parameters_from = s.parameters_from;
     const int64_t steps = steps_in(*body);
+    const Clock::time_point sending = Clock::now();
     const std::string bytes = encode_message(Message{s.header(version), std::move(*body)});
-    if (!s.transport->send_trajectory(bytes, stop_now)) return s.stop_reason;
+    const bool sent = s.transport->send_trajectory(bytes, stop_now);
+    s.send_s += seconds_since(sending);
+    if (!sent) return s.stop_reason;
     ++s.counters.rollouts_sent;
     ++s.sent_to_learner;
     s.counters.steps_sent += steps;

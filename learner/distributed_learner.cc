@@ -90,6 +90,13 @@ struct DistributedLearner::Impl {
   std::map<std::string, double> best_reduction_pct;  // per graph name, from episode summaries
   std::vector<std::string> parameter_messages;       // the current version, encoded, chunk by chunk
   std::map<uint32_t, uint64_t> actor_rss_bytes;      // from each actor's latest heartbeat
+  // Where this process's time went (seconds, cumulative over this process's
+  // life): checking trajectory messages, writing the store, PPO (or the
+  // model-based extension's) updates, publishing parameters, checkpoints.
+  // Each actor reports its own in a metrics message with its heartbeats
+  // (actors/actor.h): the latest, per actor.
+  double ingest_s = 0, store_s = 0, update_s = 0, broadcast_s = 0, checkpoint_s = 0;
+  std::map<uint32_t, MetricsMessage> actor_times;
   // gpu cost model: each actor's latest (table hits, model fallbacks).
   std::map<uint32_t, std::pair<int64_t, int64_t>> actor_cost_counts;
   // Per actor id: its latest incarnation and how many of that incarnation's
@@ -117,8 +124,10 @@ struct DistributedLearner::Impl {
   }
 
   void publish_parameters() {
+    Stopwatch clock;
     encode_parameters();
     for (const std::string& m : parameter_messages) transport->publish(m);
+    broadcast_s += clock.elapsed_s();
   }
 
   void send_parameters_to(const std::string& peer) {
@@ -143,9 +152,14 @@ struct DistributedLearner::Impl {
   // of it: a kill between the two leaves the copy ahead, which a resume
   // tolerates (steps after a checkpoint are kept), never behind.
   std::string checkpoint_with_store() {
+    Stopwatch clock;
     store->flush();
     publish_store();
-    return write_checkpoint();
+    store_s += clock.elapsed_s();
+    clock.restart();
+    std::string written = write_checkpoint();
+    checkpoint_s += clock.elapsed_s();
+    return written;
   }
 
   void publish_store() {
@@ -178,6 +192,8 @@ struct DistributedLearner::Impl {
                                                    : cost_table->settle(cost->key, cost->ms);
         transport->send_control(peer, encode_message(Message{header(), CostEntryMessage{cost->key, ms}}));
       }
+    } else if (const auto* times = std::get_if<MetricsMessage>(&m.body)) {
+      actor_times[m.header.sender_id] = *times;
     } else if (std::holds_alternative<HelloMessage>(m.body) || std::holds_alternative<ParameterRequestMessage>(m.body)) {
       send_parameters_to(peer);
     } else {
@@ -208,7 +224,9 @@ struct DistributedLearner::Impl {
   // extension (the world model learns off-policy, so no lag applies).
   void take_real_for_extension(const Rollout& rollout, uint32_t sender) {
     const std::vector<StoredStep> steps = to_stored_steps(rollout, sender);
+    Stopwatch storing;
     store->append(steps);
+    store_s += storing.elapsed_s();
     extension->take_real(steps, rollout.episodes);
     ++counters.messages;
     env_steps += rollout.env_steps();
@@ -245,6 +263,17 @@ struct DistributedLearner::Impl {
            for (const auto& [id, bytes] : actor_rss_bytes) most = std::max(most, bytes);
            return static_cast<double>(most) / (1 << 20);
          }()}};
+    own.emplace_back("time_ingest_s", ingest_s);
+    own.emplace_back("time_store_s", store_s);
+    own.emplace_back("time_update_s", update_s);
+    own.emplace_back("time_broadcast_s", broadcast_s);
+    own.emplace_back("time_checkpoint_s", checkpoint_s);
+    // The actors' own figures, summed over the actors heard from.
+    std::map<std::string, double> actor_sums;
+    for (const auto& [id, times] : actor_times)
+      for (size_t k = 0; k < times.names.size() && k < times.values.size(); ++k)
+        actor_sums[times.names[k]] += times.values[k];
+    for (const auto& [name, value] : actor_sums) own.emplace_back("actors_" + name, value);
     if (options.cost_model == "gpu") {
       // Distinct configurations per actor, summed over actors.
       int64_t hits = 0, fallbacks = 0;
@@ -260,6 +289,13 @@ struct DistributedLearner::Impl {
 
   // A trajectory message: accepted into `batch` (and the store) or counted.
   void handle_trajectory(const std::string& bytes, std::vector<Rollout>& batch, int64_t& batch_steps) {
+    Stopwatch clock;
+    const double store_before = store_s;
+    handle_trajectory_timed(bytes, batch, batch_steps);
+    ingest_s += clock.elapsed_s() - (store_s - store_before);
+  }
+
+  void handle_trajectory_timed(const std::string& bytes, std::vector<Rollout>& batch, int64_t& batch_steps) {
     DecodeResult r = decode_message(bytes, expect);
     const bool dream = r.message && std::holds_alternative<DreamTrajectoryMessage>(r.message->body);
     if (!r.message || !(std::holds_alternative<Rollout>(r.message->body) || (dream && extension))) {
@@ -290,7 +326,9 @@ struct DistributedLearner::Impl {
     rollout.policy_version = m.header.policy_version;
     // Every valid step is kept, stale ones too: they are real environment
     // steps, and a replay of a later step needs its episode's every action.
+    Stopwatch storing;
     store->append(to_stored_steps(rollout, m.header.sender_id));
+    store_s += storing.elapsed_s();
     const int64_t lag = learner->version() - rollout.policy_version;
     if (lag < 0 || lag > max_policy_lag) {  // (below 0: a version this learner never published)
       counters.stale_samples += rollout.env_steps();
@@ -463,7 +501,10 @@ TrainingOutcome DistributedLearner::run(const std::function<bool()>& should_stop
     if (s.extension) {
       if (s.extension->finished()) break;
       UpdateReport report;
-      if (!s.extension->advance(report)) continue;
+      Stopwatch updating;
+      const bool advanced = s.extension->advance(report);
+      s.update_s += updating.elapsed_s();
+      if (!advanced) continue;
       s.publish_parameters();
       const double elapsed = since_update.elapsed_s();
       since_update.restart();
@@ -503,7 +544,9 @@ TrainingOutcome DistributedLearner::run(const std::function<bool()>& should_stop
       std::string payload = encode_follower_batch(messages);
       group->broadcast_bytes(payload);
     }
+    Stopwatch updating;
     report.stats = s.learner->update(rollouts);
+    s.update_s += updating.elapsed_s();
     s.publish_parameters();
     s.env_steps += batch_steps;
     double sum = 0;

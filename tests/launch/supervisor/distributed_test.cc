@@ -61,6 +61,18 @@ TEST(Distributed, ALearnerWithTwoActorsLearnsAndKeepsEveryStep) {
   EXPECT_EQ(rows.back().env_steps, 6144);
   EXPECT_EQ(rows.back().actors_alive, 2) << out;
   EXPECT_LE(rows.back().lag, 2.0) << "actors should act with nearly current parameters";
+  // Where the time went: the learner's parts add up to no more than its
+  // wall time, and the actors (with their heartbeats) report theirs.
+  const MetricsRow& end = rows.back();
+  EXPECT_GT(end.time_update_s, 0);
+  EXPECT_GT(end.time_ingest_s, 0);
+  EXPECT_GE(end.time_store_s, 0);
+  EXPECT_GT(end.time_broadcast_s, 0);
+  EXPECT_LE(end.time_ingest_s + end.time_store_s + end.time_update_s + end.time_broadcast_s, end.wall_s * 1.05);
+  EXPECT_GT(end.actors_collect_s, 0) << "the actors' times reach the metrics rows";
+  EXPECT_GE(end.actors_wait_s, 0);
+  EXPECT_GT(end.actors_send_s, 0);
+  EXPECT_GT(end.actors_steps_sent, 0);
   // The first updates act with an untrained policy; the last ones must do
   // clearly better.
   double first = 0, last = 0;

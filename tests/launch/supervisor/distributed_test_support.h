@@ -36,6 +36,10 @@ struct MetricsRow {
   int64_t update = 0, env_steps = 0;
   double mean_reduction = 0, actors_alive = 0, joins = 0, refused = 0, lag = 0, stale = 0, learner_rss_mib = 0,
          costs_settled = 0, cost_table_hits = 0, cost_model_fallbacks = 0;  // -1: not in the row
+  double wall_s = 0;
+  // Where the learner's and the actors' time went (cumulative seconds).
+  double time_ingest_s = 0, time_store_s = 0, time_update_s = 0, time_broadcast_s = 0;
+  double actors_wait_s = 0, actors_collect_s = 0, actors_send_s = 0, actors_steps_sent = 0;
 };
 
 inline double number_after(const std::string& line, const std::string& key) {
@@ -62,6 +66,15 @@ inline std::vector<MetricsRow> read_metrics(const std::string& run) {
     r.cost_model_fallbacks = number_after(line, "cost_model_fallbacks");
     r.learner_rss_mib = number_after(line, "learner_rss_mib");
     r.costs_settled = number_after(line, "costs_settled");
+    r.wall_s = number_after(line, "wall_s");
+    r.time_ingest_s = number_after(line, "time_ingest_s");
+    r.time_store_s = number_after(line, "time_store_s");
+    r.time_update_s = number_after(line, "time_update_s");
+    r.time_broadcast_s = number_after(line, "time_broadcast_s");
+    r.actors_wait_s = number_after(line, "actors_wait_s");
+    r.actors_collect_s = number_after(line, "actors_collect_s");
+    r.actors_send_s = number_after(line, "actors_send_s");
+    r.actors_steps_sent = number_after(line, "actors_steps_sent");
     rows.push_back(r);
   }
   return rows;
