@@ -62,6 +62,32 @@ bool all_flat(const PpoReplicas& replicas) {
   return true;
 }
 
+// Where replica r's contiguous part of `indices` begins (bounds[r]) and
+// ends (bounds[r + 1]): equal counts, or with `cost`, parts of about equal
+// total cost (a sample's graph size), so no worker waits long for another.
+std::vector<int64_t> part_bounds(const std::vector<int64_t>& indices, int64_t parts,
+                                 const std::function<double(int64_t)>& cost) {
+  const auto size = static_cast<int64_t>(indices.size());
+  std::vector<int64_t> bounds(static_cast<size_t>(parts + 1), size);
+  bounds[0] = 0;
+  if (!cost) {
+    for (int64_t r = 1; r < parts; ++r) bounds[static_cast<size_t>(r)] = size * r / parts;
+    return bounds;
+  }
+  std::vector<double> before(static_cast<size_t>(size + 1), 0.0);  // cost of indices[0, k)
+  for (int64_t k = 0; k < size; ++k)
+    before[static_cast<size_t>(k + 1)] = before[static_cast<size_t>(k)] + std::max(0.0, cost(indices[static_cast<size_t>(k)]));
+  int64_t k = 0;
+  for (int64_t r = 1; r < parts; ++r) {
+    const double target = before.back() * static_cast<double>(r) / static_cast<double>(parts);
+    while (k < size && before[static_cast<size_t>(k + 1)] <= target) ++k;
+    // The cut nearer the target, never before the previous one.
+    if (k < size && target - before[static_cast<size_t>(k)] > before[static_cast<size_t>(k + 1)] - target) ++k;
+    bounds[static_cast<size_t>(r)] = std::max(k, bounds[static_cast<size_t>(r - 1)]);
+  }
+  return bounds;
+}
+
 }  // namespace
 
 PpoLoss minibatch_gradients(const PpoReplicas& replicas, const PpoSamples& samples,
@@ -86,11 +112,12 @@ PpoLoss minibatch_gradients(const PpoReplicas& replicas, const PpoSamples& sampl
     }
   }
   const auto size = static_cast<int64_t>(indices.size());
+  const std::vector<int64_t> bounds = part_bounds(indices, count, replicas.sample_cost);
   std::vector<PpoLoss> parts(static_cast<size_t>(count));
   auto work = [&](int32_t r) {
     if (flat) replicas.flat[static_cast<size_t>(r)]->gradients().zero_();
     else zero_gradients(replicas.parameters[static_cast<size_t>(r)]);
-    const int64_t lo = size * r / count, hi = size * (r + 1) / count;
+    const int64_t lo = bounds[static_cast<size_t>(r)], hi = bounds[static_cast<size_t>(r) + 1];
     if (lo == hi) return;
     const std::vector<int64_t> part(indices.begin() + lo, indices.begin() + hi);
     const SampleEvaluation e = replicas.evaluate[static_cast<size_t>(r)](part);
@@ -110,7 +137,7 @@ PpoLoss minibatch_gradients(const PpoReplicas& replicas, const PpoSamples& sampl
   else replicas.threads->run(work);
   PpoLoss sum;
   for (int64_t r = 0; r < count; ++r) {
-    const int64_t lo = size * r / count, hi = size * (r + 1) / count;
+    const int64_t lo = bounds[static_cast<size_t>(r)], hi = bounds[static_cast<size_t>(r) + 1];
     if (size > 0) add_weighted(sum, parts[static_cast<size_t>(r)], weight * static_cast<double>(hi - lo) / static_cast<double>(size));
   }
   torch::NoGradGuard no_grad;

@@ -44,7 +44,8 @@ using EvaluateSamples = std::function<SampleEvaluation(const std::vector<int64_t
 // optimiser steps; the others take its parameters before every minibatch,
 // and their gradients are added to its own, in replica order (so a run is
 // as deterministic with several replicas as with one). Each replica
-// evaluates a contiguous part of the minibatch.
+// evaluates a contiguous part of the minibatch (of about equal work with
+// sample_cost).
 struct PpoReplicas {
   std::vector<EvaluateSamples> evaluate;               // per replica
   std::vector<std::vector<torch::Tensor>> parameters;  // per replica, the same layout in each
@@ -56,6 +57,10 @@ struct PpoReplicas {
   // Optional: steps the optimiser on replica 0's flat buffer
   // (learner/flat_adam.h) in place of optimizer.step().
   FlatAdam* flat_adam = nullptr;
+  // Optional: the work of evaluating sample i (its graph's size), so that
+  // the replicas' contiguous parts are of about equal work rather than of
+  // equal counts. Each part's loss is still weighted by its sample count.
+  std::function<double(int64_t)> sample_cost;
 };
 
 // Evaluates the samples at `indices` split into contiguous parts over the

@@ -109,6 +109,11 @@ UpdateStats PpoLearner::update(const std::vector<const Rollout*>& rollouts) {
   PpoReplicas replicas;
   replicas.threads = &replicas_->threads;
   replicas.flat_adam = replicas_->adam.get();
+  // A sample's work grows with its graph: nodes and edges.
+  replicas.sample_cost = [&steps](int64_t i) {
+    const GraphTuple& g = steps[static_cast<size_t>(i)]->observation.graph;
+    return static_cast<double>(g.num_nodes) + static_cast<double>(g.num_edges);
+  };
   for (int32_t w = 0; w < options_.workers; ++w) {
     PolicyModule& module = w == 0 ? policy_.impl().module : replicas_->modules[static_cast<size_t>(w - 1)];
     replicas.parameters.push_back(module->parameters());

@@ -150,7 +150,8 @@ struct Minibatch {
 };
 
 // The minibatch's gradients with `workers` copies of `net`.
-std::vector<torch::Tensor> gradients(PolicyNetwork& net, const Minibatch& batch, int32_t workers) {
+std::vector<torch::Tensor> gradients(PolicyNetwork& net, const Minibatch& batch, int32_t workers,
+                                     bool balanced = false) {
   std::vector<PolicyModule> copies;
   for (int32_t w = 1; w < workers; ++w) copies.push_back(seeded_module(net.config()));
   WorkerThreads threads(workers);
@@ -170,6 +171,12 @@ std::vector<torch::Tensor> gradients(PolicyNetwork& net, const Minibatch& batch,
       return SampleEvaluation{e.log_prob, e.value, e.entropy};
     });
   }
+  // Parts of about equal graph size: the two models' graphs differ in
+  // size, so the parts differ in sample count.
+  if (balanced)
+    replicas.sample_cost = [&batch](int64_t i) {
+      return static_cast<double>(batch.observations[static_cast<size_t>(i)].graph.num_nodes);
+    };
   std::vector<int64_t> indices(batch.observations.size());
   for (size_t k = 0; k < indices.size(); ++k) indices[k] = static_cast<int64_t>(indices.size() - 1 - k);
   minibatch_gradients(replicas, batch.samples, indices, 1.0, PpoCoefficients{});
@@ -177,6 +184,30 @@ std::vector<torch::Tensor> gradients(PolicyNetwork& net, const Minibatch& batch,
   for (const torch::Tensor& p : net.impl().module->parameters())
     out.push_back(p.grad().defined() ? p.grad().clone() : torch::zeros_like(p));
   return out;
+}
+
+// `now` equals `before`: as a whole (relative to its norm), and per
+// parameter (relative to its own gradient, or, where that is zero in exact
+// arithmetic and only rounding is left, such as the location head's last
+// bias, which shifts every score of a softmax alike, to a hundredth of the
+// largest).
+void expect_same_gradient(const std::vector<torch::Tensor>& before, const std::vector<torch::Tensor>& now,
+                          const std::vector<std::string>& names, const std::string& label) {
+  double largest = 0;
+  std::vector<torch::Tensor> flat_before, flat_now;
+  for (size_t k = 0; k < before.size(); ++k) {
+    largest = std::max(largest, before[k].abs().max().item<double>());
+    flat_before.push_back(before[k].flatten());
+    flat_now.push_back(now[k].flatten());
+  }
+  const torch::Tensor all_before = torch::cat(flat_before), all_now = torch::cat(flat_now);
+  EXPECT_GT(all_before.norm().item<double>(), 0) << label << ": no gradient at all";
+  EXPECT_LT((all_now - all_before).norm().item<double>() / all_before.norm().item<double>(), 1e-4) << label;
+  for (size_t k = 0; k < before.size(); ++k) {
+    const double scale = std::max(before[k].abs().max().item<double>(), 1e-2 * largest);
+    const double diff = (now[k] - before[k]).abs().max().item<double>();
+    EXPECT_LT(diff / scale, 1e-4) << label << ": " << names[k] << " differs";
+  }
 }
 
 TEST(PpoMinibatch, SharedByWorkersItsGradientsEqualOneNetworkWithAtenKernels) {
@@ -193,32 +224,11 @@ TEST(PpoMinibatch, SharedByWorkersItsGradientsEqualOneNetworkWithAtenKernels) {
       AtenRowOps reference;
       before = gradients(net, batch, 1);
     }
-    const std::vector<torch::Tensor> now = gradients(net, batch, 3);
-    const auto names = net.impl().module->named_parameters();
-    double total_before = 0, largest = 0;
-    for (const torch::Tensor& g : before) {
-      total_before += g.abs().sum().item<double>();
-      largest = std::max(largest, g.abs().max().item<double>());
-    }
-    // All of the gradient at once, relative to its norm.
-    std::vector<torch::Tensor> flat_before, flat_now;
-    for (size_t k = 0; k < before.size(); ++k) {
-      flat_before.push_back(before[k].flatten());
-      flat_now.push_back(now[k].flatten());
-    }
-    const torch::Tensor all_before = torch::cat(flat_before), all_now = torch::cat(flat_now);
-    EXPECT_LT((all_now - all_before).norm().item<double>() / all_before.norm().item<double>(), 1e-4)
-        << "hidden " << hidden;
-    for (size_t k = 0; k < before.size(); ++k) {
-      // Each parameter relative to its own gradient, or, where that is zero
-      // in exact arithmetic and only rounding is left (the location head's
-      // last bias shifts every score of a softmax alike), to a hundredth of
-      // the largest.
-      const double scale = std::max(before[k].abs().max().item<double>(), 1e-2 * largest);
-      const double diff = (now[k] - before[k]).abs().max().item<double>();
-      EXPECT_LT(diff / scale, 1e-4) << "hidden " << hidden << ": " << names[k].key() << " differs";
-    }
-    EXPECT_GT(total_before, 0) << "no gradient at all";
+    std::vector<std::string> names;
+    for (const auto& item : net.impl().module->named_parameters()) names.push_back(item.key());
+    const std::string label = "hidden " + std::to_string(hidden);
+    expect_same_gradient(before, gradients(net, batch, 3), names, label + ", parts of equal counts");
+    expect_same_gradient(before, gradients(net, batch, 3, /*balanced=*/true), names, label + ", parts of equal size");
   }
 }
 
