@@ -52,9 +52,9 @@ class PpoStepper {
       copies_.back()->to(network.impl().device);
     }
     replicas_.threads = &threads_;
+    parameters_ = module->parameters();
     for (int32_t w = 0; w < workers; ++w) {
       PolicyModule m = w == 0 ? module : copies_[static_cast<size_t>(w - 1)];
-      parameters_ = module->parameters();
       replicas_.parameters.push_back(m->parameters());
       if (!previous) {
         flat_.push_back(std::make_unique<FlatParameters>(m->parameters()));

@@ -143,6 +143,27 @@ torch::Tensor mlp_over_parts(torch::nn::SequentialImpl& mlp, const std::vector<P
 
 }  // namespace
 
+namespace {
+
+// The graph's residual update from the means of its nodes and edges (the
+// global MLP reads globals, mean node, mean edge, in that order).
+torch::Tensor global_update(torch::nn::SequentialImpl& mlp, const torch::Tensor& u, const torch::Tensor& h,
+                            const torch::Tensor& e, const BatchTensors& b) {
+  const torch::Tensor mean_nodes = segment_sum(h, b.node_graph, b.num_graphs) / b.node_count;
+  const torch::Tensor mean_edges = segment_sum(e, b.edge_graph, b.num_graphs) / b.edge_count;
+  return u + mlp.forward(torch::cat({u, mean_nodes, mean_edges}, 1));
+}
+
+// What the heads read: the nodes, and per graph its globals beside its mean node.
+Encoded encoded(const torch::Tensor& h, const torch::Tensor& u, const BatchTensors& b) {
+  Encoded out;
+  out.nodes = h;
+  out.graphs = torch::cat({u, segment_sum(h, b.node_graph, b.num_graphs) / b.node_count}, 1);
+  return out;
+}
+
+}  // namespace
+
 Encoded GraphEncoderImpl::forward(const BatchTensors& b) {
   if (AtenRowOps::active()) return forward_reference(b);
   torch::Tensor h = node_in->forward(b.node_features);
@@ -176,14 +197,9 @@ Encoded GraphEncoderImpl::forward(const BatchTensors& b) {
     const torch::nn::LayerNormImpl& norm = *node_norms[r]->as<torch::nn::LayerNorm>();
     h = residual_layer_norm(h, node_mlp[2]->as<torch::nn::Linear>()->forward(node_hidden), norm.weight, norm.bias,
                             norm.options.eps());
-    torch::Tensor mean_nodes = segment_sum(h, b.node_graph, b.num_graphs) / b.node_count;
-    torch::Tensor mean_edges = segment_sum(e, b.edge_graph, b.num_graphs) / b.edge_count;
-    u = u + global_mlps[r]->as<torch::nn::Sequential>()->forward(torch::cat({u, mean_nodes, mean_edges}, 1));
+    u = global_update(*global_mlps[r]->as<torch::nn::Sequential>(), u, h, e, b);
   }
-  Encoded out;
-  out.nodes = h;
-  out.graphs = torch::cat({u, segment_sum(h, b.node_graph, b.num_graphs) / b.node_count}, 1);
-  return out;
+  return encoded(h, u, b);
 }
 
 Encoded GraphEncoderImpl::forward_reference(const BatchTensors& b) {
@@ -203,14 +219,9 @@ Encoded GraphEncoderImpl::forward_reference(const BatchTensors& b) {
     h = node_norms[r]->as<torch::nn::LayerNorm>()->forward(
         h + mlp_over_parts(*node_mlps[r]->as<torch::nn::Sequential>(),  // node, incoming, outgoing, graph
                            {{h, none}, {incoming, none}, {outgoing, none}, {u, b.node_graph}}));
-    torch::Tensor mean_nodes = segment_sum(h, b.node_graph, b.num_graphs) / b.node_count;
-    torch::Tensor mean_edges = segment_sum(e, b.edge_graph, b.num_graphs) / b.edge_count;
-    u = u + global_mlps[r]->as<torch::nn::Sequential>()->forward(torch::cat({u, mean_nodes, mean_edges}, 1));
+    u = global_update(*global_mlps[r]->as<torch::nn::Sequential>(), u, h, e, b);
   }
-  Encoded out;
-  out.nodes = h;
-  out.graphs = torch::cat({u, segment_sum(h, b.node_graph, b.num_graphs) / b.node_count}, 1);
-  return out;
+  return encoded(h, u, b);
 }
 
 PolicyModuleImpl::PolicyModuleImpl(const PolicyNetworkConfig& config) : num_xfers(config.num_xfers) {
