@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "launch/commands.h"
+#include "learner/compute_threads.h"
 
 namespace {
 
@@ -67,6 +68,10 @@ void passive_openmp_waits(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   passive_openmp_waits(argc, argv);
+  // The learning commands' matrix products on OpenBLAS's best kernels where
+  // it misjudged this CPU (compute_threads.h); the others keep its choice,
+  // as with the waits above.
+  if (learns(argc, argv)) graphworld::choose_blas_kernels();
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" || std::string(argv[1]) == "help") {
     print_usage();
     return argc < 2 ? 2 : 0;

@@ -1,5 +1,6 @@
 #include "learner/flat_adam.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -58,7 +59,7 @@ bool FlatAdam::adopt_state() {
   return offset == flat_.values().numel();
 }
 
-void FlatAdam::step() {
+void FlatAdam::step(WorkerThreads* threads) {
   if (!flat_.intact() || !adopt_state()) {
     adam_.step();
     return;
@@ -75,11 +76,28 @@ void FlatAdam::step() {
   const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
   const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(step));
   const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(step));
-  const torch::Tensor& grad = flat_.gradients();
-  exp_avg_.mul_(beta1).add_(grad, 1 - beta1);
-  exp_avg_sq_.mul_(beta2).addcmul_(grad, grad, 1 - beta2);
-  const torch::Tensor denom = (exp_avg_sq_.sqrt() / std::sqrt(bias_correction2)).add_(options.eps());
-  flat_.values().addcdiv_(exp_avg_, denom, -options.lr() / bias_correction1);
+  auto update = [&](int64_t begin, int64_t count) {
+    const torch::Tensor grad = flat_.gradients().narrow(0, begin, count);
+    torch::Tensor m = exp_avg_.narrow(0, begin, count), v = exp_avg_sq_.narrow(0, begin, count);
+    m.mul_(beta1).add_(grad, 1 - beta1);
+    v.mul_(beta2).addcmul_(grad, grad, 1 - beta2);
+    const torch::Tensor denom = (v.sqrt() / std::sqrt(bias_correction2)).add_(options.eps());
+    flat_.values().narrow(0, begin, count).addcdiv_(m, denom, -options.lr() / bias_correction1);
+  };
+  const int64_t total = flat_.values().numel();
+  constexpr int64_t kAlign = 256;
+  if (threads == nullptr || threads->count() < 2 || total < 2 * kAlign) {
+    update(0, total);
+    return;
+  }
+  const int64_t parts = threads->count();
+  const int64_t share = (total / parts + kAlign - 1) / kAlign * kAlign;
+  threads->run([&](int32_t k) {
+    torch::NoGradGuard worker_no_grad;  // grad mode is per thread
+    const int64_t begin = std::min(total, k * share);
+    const int64_t end = k + 1 == parts ? total : std::min(total, (k + 1) * share);
+    if (end > begin) update(begin, end - begin);
+  });
 }
 
 }  // namespace graphworld

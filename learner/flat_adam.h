@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include "learner/flat_parameters.h"
+#include "learner/worker_threads.h"
 
 namespace graphworld {
 
@@ -21,7 +22,11 @@ namespace graphworld {
 class FlatAdam {
  public:
   FlatAdam(torch::optim::Adam& adam, const FlatParameters& flat);
-  void step();
+  // With `threads`, each of them updates its own part of the buffers (cut
+  // at multiples of 256 floats, so that every element goes through the same
+  // vector code as in one piece: the same bits); the step is memory-bound,
+  // and a world model's million parameters made it a sixth of an epoch.
+  void step(WorkerThreads* threads = nullptr);
 
  private:
   // Makes every parameter's state views of moments_ (creating or moving it).

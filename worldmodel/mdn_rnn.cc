@@ -1,6 +1,7 @@
 #include "worldmodel/mdn_rnn.h"
 
 #include "common/error.h"
+#include "worldmodel/lstm_sequence.h"
 
 namespace graphworld {
 
@@ -48,7 +49,18 @@ MdnRnnOutput MdnRnnImpl::forward(const torch::Tensor& z, const torch::Tensor& ac
   const int64_t beside = config_.bookkeeping_inputs, w = config_.hidden;
   MdnRnnOutput out;
   torch::Tensor lstm_out, bookkeeping_out;
-  if (beside == 0) {
+  if (!state && lstm_sequence_applies(lstm_, z)) {
+    // Whole sequences from a fresh start (training and scoring): the fused
+    // LSTMs, side by side (lstm_sequence.h says why).
+    std::vector<LstmSequenceRun> runs{
+        {torch::cat({z, beside == 0 ? actions : actions.narrow(-1, beside, actions.size(-1) - beside)}, -1), lstm_}};
+    if (beside > 0) runs.push_back({torch::cat({z, actions}, -1), bookkeeping_lstm_});
+    const std::vector<LstmSequenceResult> r = lstm_sequences(runs);
+    lstm_out = r[0].output;
+    bookkeeping_out = beside == 0 ? lstm_out : r[1].output;
+    out.state = beside == 0 ? std::make_tuple(r[0].h_n, r[0].c_n)
+                            : std::make_tuple(torch::cat({r[0].h_n, r[1].h_n}, -1), torch::cat({r[0].c_n, r[1].c_n}, -1));
+  } else if (beside == 0) {
     std::tie(lstm_out, out.state) = lstm_->forward(torch::cat({z, actions}, -1), state);
     bookkeeping_out = lstm_out;
   } else {

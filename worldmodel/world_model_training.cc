@@ -9,6 +9,10 @@
 #include <random>
 
 #include "common/error.h"
+#include "learner/compute_threads.h"
+#include "learner/flat_adam.h"
+#include "learner/flat_parameters.h"
+#include "worldmodel/lstm_sequence.h"
 #include "worldmodel/world_model.h"
 #include "worldmodel/world_model_modules.h"
 
@@ -94,6 +98,8 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
   if (pointers(train).empty()) throw UsageError("world model training needs at least one episode with steps");
   torch::manual_seed(options.seed);
   std::mt19937_64 rng(options.seed);
+  // Late epochs drive gradients into the denormal range (compute_threads.h).
+  const FlushDenormals no_denormals;
   const int64_t v = m.vocabulary.size();
 
   // Batches are built once: the data does not change between epochs.
@@ -144,15 +150,49 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
     }
   }
 
-  // Phase 2, the MDN-RNN on the frozen encoder's z.
+  // Phase 2, the MDN-RNN on the frozen encoder's z. With more than one
+  // thread, its two LSTMs run side by side, one thread each, and the rest
+  // on one thread: at a few hundred steps per batch, LibTorch's and
+  // OpenBLAS's threads spent as much time waiting for each other as
+  // computing (worldmodel/README.md).
+  const int threads = at::get_num_threads();
+  const ComputeThreads one_thread(threads >= 2 ? 1 : threads);
+  const LstmSideBySide side_by_side(threads >= 2);
   m.start_rule_rewards(train);
   auto latent = [&](const EpisodeBatch& b) {
     torch::NoGradGuard no_grad;
     return m.encoder->encode(b.encoder_input);
   };
-  std::vector<torch::Tensor> train_z, held_z;
-  for (const EpisodeBatch& b : train_batches) train_z.push_back(latent(b));
-  for (const EpisodeBatch& b : held_batches) held_z.push_back(latent(b));
+  // What the MDN-RNN reads and predicts does not change between epochs:
+  // built once (an epoch of short episodes spent a fifth of its time
+  // rebuilding them).
+  struct Prepared {
+    torch::Tensor z, condition;
+    MdnRnnTargets targets;
+    double weight = 0;  // valid steps
+  };
+  auto prepare = [&](const EpisodeBatch& b) {
+    Prepared p;
+    p.z = latent(b);
+    p.condition = m.rnn_condition(b);
+    p.targets = m.targets(b, p.z);
+    p.weight = b.valid.sum().item<double>();
+    return p;
+  };
+  std::vector<Prepared> train_data, held_data;
+  for (const EpisodeBatch& b : train_batches) train_data.push_back(prepare(b));
+  for (const EpisodeBatch& b : held_batches) held_data.push_back(prepare(b));
+  auto held_out_losses = [&] {
+    torch::NoGradGuard no_grad;
+    WorldModelHeadLosses held_sum;
+    double held_weight = 0;
+    for (const Prepared& p : held_data) {
+      add_weighted(held_sum, to_doubles(m.rnn->losses(m.rnn->forward(p.z, p.condition), p.targets)), p.weight);
+      held_weight += p.weight;
+    }
+    scale(held_sum, 1.0 / std::max(1.0, held_weight));
+    return held_sum;
+  };
   // What this training may move: everything, or (keep_controller_memory)
   // all but the controller's LSTM and the next-z mixture, which then take
   // no gradient at all, so the clipping below sees only what moves.
@@ -168,7 +208,15 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
     }
   } requires_grad_back{kept};
   for (torch::Tensor& t : kept) t.set_requires_grad(false);
+  // The trained parameters and their gradients in one buffer each, so
+  // zeroing, clipping and Adam's step are a few operations over a million
+  // floats rather than a dozen per tensor (learner/flat_parameters.h).
+  const FlatParameters flat(trained);
   torch::optim::Adam optimizer(trained, torch::optim::AdamOptions(options.learning_rate));
+  FlatAdam flat_adam(optimizer, flat);
+  // Adam's step, memory-bound, on every core (started here: the threads
+  // inherit the denormal setting).
+  WorkerThreads adam_threads(std::max(1, threads));
   std::vector<size_t> order(train_batches.size());
   std::iota(order.begin(), order.end(), 0);
   // The weights of the epoch with the lowest held-out loss are kept: past
@@ -182,18 +230,17 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
     double weight = 0;
     m.rnn->train();
     for (size_t i : order) {
-      const EpisodeBatch& b = train_batches[i];
-      optimizer.zero_grad();
-      const MdnRnnOutput out = m.rnn->forward(train_z[i], m.rnn_condition(b));
-      const MdnRnnLosses l = m.rnn->losses(out, m.targets(b, train_z[i]));
+      const Prepared& p = train_data[i];
+      flat.gradients().zero_();
+      const MdnRnnOutput out = m.rnn->forward(p.z, p.condition);
+      const MdnRnnLosses l = m.rnn->losses(out, p.targets);
       const torch::Tensor total = l.total(m.config.latent_dim);
       if (!std::isfinite(total.item<double>())) continue;  // a bad batch must not poison the weights
       total.backward();
-      torch::nn::utils::clip_grad_norm_(trained, 1.0);
-      optimizer.step();
-      const double w = b.valid.sum().item<double>();
-      add_weighted(sum, to_doubles(l), w);
-      weight += w;
+      clip_flat_gradients(flat, 1.0);
+      flat_adam.step(&adam_threads);
+      add_weighted(sum, to_doubles(l), p.weight);
+      weight += p.weight;
     }
     m.rnn->eval();
     scale(sum, 1.0 / std::max(1.0, weight));
@@ -206,7 +253,7 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
     report.train = sum;
     report.train_loss = sum.total(m.config.latent_dim);
     if (!held_out.empty()) {
-      report.held_out = losses(held_out);
+      report.held_out = held_out_losses();
       report.held_out_loss = report.held_out.total(m.config.latent_dim);
     }
     const double score = held_out.empty() ? report.train_loss : report.held_out_loss;
