@@ -161,10 +161,16 @@ int train_world_model(const CliArgs& args) {
   options.min_batches = static_cast<int32_t>(min_batches);
   options.learning_rate = args.double_value("--lr", options.learning_rate);
   options.seed = seed;
+  const ResolvedDevice device = resolve_compute_device(args.value_or("--device", "cpu"), "--device");
+  if (!device.note.empty()) std::fprintf(stderr, "%s\n", device.note.c_str());
+  options.device = device.device;
   // Time left: this phase's remaining epochs at this epoch's pace, and
   // the MDN-RNN's epochs at the encoder's while it runs (a rough guess).
-  const double gemm_gflops = measure_gemm_gflops("cpu", at_threads);
-  std::printf("this machine's sgemm (1024 wide, %d threads): %.1f GFLOP/s\n", at_threads, gemm_gflops);
+  const double gemm_gflops = measure_gemm_gflops(options.device, at_threads);
+  if (options.device == "cpu")
+    std::printf("this machine's sgemm (1024 wide, %d threads): %.1f GFLOP/s\n", at_threads, gemm_gflops);
+  else
+    std::printf("training on %s; its GEMM (8192 wide): %.1f GFLOP/s\n", options.device.c_str(), gemm_gflops);
   options.on_epoch = [epochs = options.epochs](const WorldModelEpochReport& r) {
     const double steps_per_s = r.seconds > 0 ? static_cast<double>(r.steps) / r.seconds : 0.0;
     const double left_s = r.seconds * (r.epochs - r.epoch + (r.phase == "encoder" ? epochs : 0));
@@ -431,7 +437,7 @@ Subcommand worldmodel_command() {
                {"--threads", "", "T", "math threads (default: all cores; agent: 1)"},
                {"--batches", "", "LIST", "bench: dream batch sizes (default 1,64,1024)"},
                {"--seconds", "", "S", "bench: seconds per batch size (default 3)"},
-               {"--device", "", "DEV", "bench: cpu (default) or cuda[:N], where this LibTorch has CUDA and sees a GPU"},
+               {"--device", "", "DEV", "train, bench: cpu (default) or cuda[:N], where this LibTorch has CUDA and sees a GPU"},
                {"--tau", "", "TAU", "bench, agent: mixture temperature (default 1.0)"},
                {"--graphs", "", "LIST", "agent: zoo names or ONNX files"},
                {"--cost", "", "MODEL", "agent: analytic (default) or gpu (a named GPU, its measured table first)"},

@@ -201,9 +201,10 @@ MdnRnnTargets WorldModel::Impl::targets(const EpisodeBatch& batch, const torch::
   y.reward = batch.reward;
   y.done = batch.done;
   y.done_scored = batch.valid * (1 - batch.done_by_rule);
-  y.next_mask = torch::cat({shifted(batch.mask), torch::ones({t, b, 1})}, -1);  // NO-OP is always allowed
+  y.next_mask = torch::cat({shifted(batch.mask), torch::ones({t, b, 1}, z.options())}, -1);  // NO-OP is always allowed
   const torch::Tensor counts = location_counts(batch.encoder_input.narrow(-1, kSummaryDim + v, v));
-  y.location_change = torch::cat({(shifted(counts) - counts) * batch.next_valid.unsqueeze(-1), torch::zeros({t, b, 1})}, -1);
+  y.location_change =
+      torch::cat({(shifted(counts) - counts) * batch.next_valid.unsqueeze(-1), torch::zeros({t, b, 1}, z.options())}, -1);
   y.valid = batch.valid;
   y.next_valid = batch.next_valid;
   return y;

@@ -94,6 +94,10 @@ struct WorldModelTrainOptions {
   // controller trained in the dream then reads, in the dream and in the
   // real graph, the h it was trained on. Ignored with one LSTM.
   bool keep_controller_memory = false;
+  // Where training runs: "cpu", or "cuda:N" on a CUDA LibTorch (the
+  // caller resolves it: learner/compute_device.h). The model comes back to
+  // the CPU at the end, as it was saved and is loaded.
+  std::string device = "cpu";
   std::function<void(const WorldModelEpochReport&)> on_epoch;  // progress, once per epoch
 };
 

@@ -102,12 +102,33 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
   const FlushDenormals no_denormals;
   const int64_t v = m.vocabulary.size();
 
+  // Where it trains; back on the CPU at the end (also when training fails).
+  const torch::Device device(options.device);
+  const bool on_cpu = device.is_cpu();
+  struct BackToCpu {
+    Impl& m;
+    bool moved;
+    ~BackToCpu() {
+      if (moved) m.to_device(torch::kCPU);
+    }
+  } back_to_cpu{m, !on_cpu};
+  if (!on_cpu) m.to_device(device);
+
   // Batches are built once: the data does not change between epochs.
   std::vector<EpisodeBatch> train_batches, held_batches;
   const int64_t train_steps = count_steps(train);
   const int64_t batch_steps = std::max<int64_t>(1, std::min<int64_t>(options.batch_steps, train_steps / options.min_batches));
-  for (const auto& group : batches_by_length(pointers(train), batch_steps)) train_batches.push_back(m.batch(group));
-  for (const auto& group : batches_by_length(pointers(held_out), kMeasureBatchSteps)) held_batches.push_back(m.batch(group));
+  auto on_device = [&](EpisodeBatch b) {
+    if (on_cpu) return b;
+    for (torch::Tensor* t : {&b.encoder_input, &b.mask, &b.action, &b.reward, &b.done, &b.done_by_rule,
+                             &b.allowed_outside, &b.valid, &b.next_valid})
+      *t = t->to(device);
+    return b;
+  };
+  for (const auto& group : batches_by_length(pointers(train), batch_steps))
+    train_batches.push_back(on_device(m.batch(group)));
+  for (const auto& group : batches_by_length(pointers(held_out), kMeasureBatchSteps))
+    held_batches.push_back(on_device(m.batch(group)));
 
   // Phase 1, the encoder: an autoencoder over the training steps' inputs.
   if (options.encoder_epochs > 0) {
@@ -156,8 +177,8 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
   // OpenBLAS's threads spent as much time waiting for each other as
   // computing (worldmodel/README.md).
   const int threads = at::get_num_threads();
-  const ComputeThreads one_thread(threads >= 2 ? 1 : threads);
-  const LstmSideBySide side_by_side(threads >= 2);
+  const ComputeThreads one_thread(threads >= 2 && on_cpu ? 1 : threads);
+  const LstmSideBySide side_by_side(threads >= 2 && on_cpu);
   m.start_rule_rewards(train);
   auto latent = [&](const EpisodeBatch& b) {
     torch::NoGradGuard no_grad;
@@ -216,7 +237,7 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
   FlatAdam flat_adam(optimizer, flat);
   // Adam's step, memory-bound, on every core (started here: the threads
   // inherit the denormal setting).
-  WorkerThreads adam_threads(std::max(1, threads));
+  WorkerThreads adam_threads(on_cpu ? std::max(1, threads) : 1);
   std::vector<size_t> order(train_batches.size());
   std::iota(order.begin(), order.end(), 0);
   // The weights of the epoch with the lowest held-out loss are kept: past
@@ -269,6 +290,10 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
     torch::NoGradGuard no_grad;
     auto params = m.rnn->parameters();
     for (size_t i = 0; i < params.size(); ++i) params[i].copy_(best[i]);
+  }
+  if (!on_cpu) {
+    m.to_device(torch::kCPU);
+    back_to_cpu.moved = false;
   }
   m.info.trained_steps = count_steps(train);
   // The dream's starts and bounds are facts about the real graphs, not

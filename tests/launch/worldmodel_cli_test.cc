@@ -81,6 +81,22 @@ TEST(WorldModelCli, TrainsFromARunsStoreAndEvaluatesOnIt) {
       << out;
   EXPECT_EQ(run_command(graphworld_binary() + " worldmodel bench " + model + " --device tpu", &out), 2) << out;
   EXPECT_NE(out.find("--device must be cpu, cuda or cuda:N"), std::string::npos) << out;
+
+  // Training on cuda likewise; either way the file written is the CPU's.
+  const std::string on_device = dir + "/on-device.gwworld";
+  ASSERT_EQ(run_command(graphworld_binary() + " worldmodel train --from " + store + " -o " + on_device +
+                            " --epochs 1 --encoder-epochs 1 --hidden 32 --threads 1 --device cuda",
+                        &out),
+            0)
+      << out;
+  EXPECT_TRUE(out.find("training on cuda:0") != std::string::npos || out.find("--device is cuda") != std::string::npos)
+      << out;
+  ASSERT_EQ(run_command(graphworld_binary() + " worldmodel eval " + on_device + " --from " + store, &out), 0) << out;
+  EXPECT_EQ(run_command(graphworld_binary() + " worldmodel train --from " + store + " -o " + on_device + " --device tpu",
+                        &out),
+            2)
+      << out;
+  EXPECT_NE(out.find("--device must be cpu, cuda or cuda:N"), std::string::npos) << out;
 }
 
 // The model-based agent takes the cost models a search takes: a named GPU

@@ -1,0 +1,12 @@
+// graphworld._core: the C++ side of the graphworld Python package
+// (python/README.md). The package's Python files wrap it.
+#include <pybind11/pybind11.h>
+
+#include "python/graph_env_binding.h"
+#include "python/python_errors.h"
+
+PYBIND11_MODULE(_core, module) {
+  module.doc() = "graphworld's C++ core: graph rewriting environments over ONNX models";
+  graphworld::python::register_error_translation(module);
+  graphworld::python::bind_graph_env(module);
+}
