@@ -4,9 +4,11 @@
 
 #include "python/graph_env_binding.h"
 #include "python/python_errors.h"
+#include "python/vector_env_binding.h"
 
 PYBIND11_MODULE(_core, module) {
   module.doc() = "graphworld's C++ core: graph rewriting environments over ONNX models";
   graphworld::python::register_error_translation(module);
   graphworld::python::bind_graph_env(module);
+  graphworld::python::bind_vector_env(module);
 }

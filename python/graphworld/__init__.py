@@ -5,10 +5,15 @@
     obs, info = env.reset()
     obs, reward, terminated, truncated, info = env.step((xfer, location))
 
+    envs = graphworld.VectorEnv(["squeezenet1.1", "resnet18"], num_envs=8, threads=2, seed=0)
+    obs, infos = envs.reset()
+    obs, rewards, terminated, truncated, infos = envs.step(actions)  # [8, 2] ints
+
 See python/README.md and docs/python.md.
 """
 
 from .env import GraphEnv
+from .vector_env import VectorEnv
 from . import spaces
 
-__all__ = ["GraphEnv", "spaces"]
+__all__ = ["GraphEnv", "VectorEnv", "spaces"]

@@ -1,0 +1,109 @@
+"""graphworld.VectorEnv: batched stepping in C++ threads, checked against
+single GraphEnvs taking the same actions."""
+
+import numpy as np
+import pytest
+
+import graphworld
+
+MODELS = ["squeezenet1.1", "resnet18"]
+
+
+def random_actions(obs, rng, noop):
+    """A random allowed (xfer, location) per environment, NO-OP where nothing applies."""
+    actions = []
+    for mask, locations in zip(obs["xfer_mask"], obs["location_mask"]):
+        xfers = np.flatnonzero(mask[:-1])
+        if len(xfers) == 0:
+            actions.append((noop, 0))
+            continue
+        xfer = int(rng.choice(xfers))
+        actions.append((xfer, int(rng.choice(np.flatnonzero(locations[xfer])))))
+    return np.array(actions, dtype=np.int64)
+
+
+def env_slice(obs, i):
+    """Environment i's graph out of the batch, with its own node indices."""
+    nodes = np.concatenate([[0], np.cumsum(obs["n_node"])])
+    edges = np.concatenate([[0], np.cumsum(obs["n_edge"])])
+    n0, n1, e0, e1 = nodes[i], nodes[i + 1], edges[i], edges[i + 1]
+    return {
+        "node_features": obs["node_features"][n0:n1],
+        "edge_features": obs["edge_features"][e0:e1],
+        "senders": obs["senders"][e0:e1] - n0,
+        "receivers": obs["receivers"][e0:e1] - n0,
+        "node_op": obs["node_op"][n0:n1],
+        "globals": obs["globals"][i],
+        "xfer_mask": obs["xfer_mask"][i],
+        "location_mask": obs["location_mask"][i],
+        "location_begin": obs["location_begin"][i],
+    }
+
+
+def test_each_environment_is_the_graph_env_its_seed_makes(gpu_rates):
+    n = 4
+    envs = graphworld.VectorEnv(MODELS, num_envs=n, rates=gpu_rates, max_steps=6, seed=10, threads=2)
+    singles = [graphworld.GraphEnv(MODELS[i % 2], rates=gpu_rates, max_steps=6) for i in range(n)]
+    obs, infos = envs.reset()
+    single_obs = [env.reset(seed=10 + i)[0] for i, env in enumerate(singles)]
+    assert obs["xfer_mask"].shape == (n, envs.num_xfers + 1)
+    assert obs["location_mask"].shape == (n, envs.num_xfers, envs.max_locations)
+    assert obs["node_features"].shape == (obs["n_node"].sum(), 64)
+    rng = np.random.default_rng(0)
+    for step in range(5):
+        for i in range(n):
+            mine = env_slice(obs, i)
+            for key, value in mine.items():
+                assert np.array_equal(value, single_obs[i][key]), (step, i, key)
+        actions = random_actions(obs, rng, envs.noop)
+        obs, rewards, terminated, truncated, infos = envs.step(actions)
+        for i, env in enumerate(singles):
+            single_obs[i], reward, term, trunc, info = env.step(tuple(actions[i]))
+            assert rewards[i] == pytest.approx(reward) and terminated[i] == term and truncated[i] == trunc
+            assert infos["reduction_pct"][i] == pytest.approx(info["reduction_pct"])
+            assert infos["rule"][i] == info["rule"]
+        if terminated.any() or truncated.any():
+            break
+    # The matches index the batch: every matched node lies in its own graph.
+    nodes = np.concatenate([[0], np.cumsum(obs["n_node"])])
+    for i in range(n):
+        begin = obs["location_offset"][i]
+        end = begin + obs["location_begin"][i][-1]
+        matched = obs["match_nodes"][obs["node_begin"][begin]:obs["node_begin"][end]]
+        assert ((matched >= nodes[i]) & (matched < nodes[i + 1])).all()
+
+
+def test_an_ended_environment_resets_on_the_next_step_ignoring_its_action(gpu_rates):
+    envs = graphworld.VectorEnv("squeezenet1.1", num_envs=2, rates=gpu_rates, max_steps=2, seed=0, threads=2)
+    obs, _ = envs.reset()
+    rng = np.random.default_rng(1)
+    actions = random_actions(obs, rng, envs.noop)
+    actions[0] = (envs.noop, 0)  # environment 0 ends now
+    obs, rewards, terminated, truncated, infos = envs.step(actions)
+    assert terminated[0] and not truncated[0] and infos["end_reason"][0] == "no-op"
+    assert infos["step"][1] == 1
+    # Its next action is ignored, even a masked one: it is reset instead.
+    masked = int(np.flatnonzero(obs["xfer_mask"][0][:-1] == 0)[0])
+    actions = random_actions(obs, rng, envs.noop)
+    actions[0] = (masked, 0)
+    obs, rewards, terminated, truncated, infos = envs.step(actions)
+    assert rewards[0] == 0 and not terminated[0] and not truncated[0] and infos["step"][0] == 0
+    assert truncated[1] and infos["end_reason"][1] == "max-steps"
+
+
+def test_bad_actions_are_value_errors_and_move_nothing(gpu_rates):
+    envs = graphworld.VectorEnv("squeezenet1.1", num_envs=3, rates=gpu_rates, seed=0, threads=2)
+    obs, _ = envs.reset()
+    actions = random_actions(obs, np.random.default_rng(2), envs.noop)
+    bad = actions.copy()
+    bad[2] = (int(np.flatnonzero(obs["xfer_mask"][2][:-1] == 0)[0]), 0)
+    with pytest.raises(ValueError, match=r"environment 2: action \(\d+, 0\) is not allowed"):
+        envs.step(bad)
+    with pytest.raises(ValueError, match="one"):
+        envs.step(actions[:2])
+    with pytest.raises(ValueError, match="pair"):
+        envs.step([1, 2, 3])
+    _, _, _, _, infos = envs.step(actions)
+    assert list(infos["step"]) == [1, 1, 1]
+    with pytest.raises(ValueError, match="num_envs"):
+        graphworld.VectorEnv("squeezenet1.1", num_envs=0)
