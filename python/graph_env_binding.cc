@@ -4,14 +4,13 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "common/error.h"
-#include "env/cost/cost_model_factory.h"
 #include "env/gym/graph_env.h"
 #include "env/rules/rule_library.h"
 #include "launch/pipeline/model_source.h"
+#include "python/env_settings.h"
 #include "python/observation_arrays.h"
 
 namespace graphworld::python {
@@ -23,18 +22,9 @@ namespace py = pybind11;
 // into the env, but the rules and the cost model are shared with it.
 class PythonGraphEnv {
  public:
-  PythonGraphEnv(const std::string& model, const std::string& cost, const std::string& rates, const std::string& gpu,
-                 int32_t max_steps, int32_t max_locations, const std::string& reward, int64_t batch)
-      : matcher_(default_rule_library().rules) {
-    CostModelOptions cost_options;
-    cost_options.kind = cost;
-    cost_options.rates_path = rates;
-    cost_options.gpu = gpu;
-    cost_ = make_cost_model(cost_options);
-    GraphEnvOptions options;
-    options.max_steps = max_steps;
-    options.max_locations = max_locations;
-    options.reward = reward_kind_from_name(reward);
+  PythonGraphEnv(const std::string& model, const EnvSettings& settings, int64_t batch)
+      : matcher_(default_rule_library().rules), cost_(settings.make_cost()) {
+    const GraphEnvOptions options = settings.env_options();
     LoadedModel loaded = load_model(model, batch);
     source_ = loaded.source;
     env_ = std::make_unique<GraphEnv>(std::move(loaded.graph), matcher_, *cost_, options);
@@ -52,12 +42,7 @@ class PythonGraphEnv {
   py::tuple step(int32_t xfer, int32_t location) {
     if (env_->done())
       throw UsageError("step() after the episode ended (terminated or truncated): call reset() first");
-    try {
-      env_->check_action({xfer, location});
-    } catch (const UsageError& e) {
-      throw UsageError("action (" + std::to_string(xfer) + ", " + std::to_string(location) + ") is not allowed: " +
-                       e.what() + " (see the observation's xfer_mask and location_mask)");
-    }
+    check_action_named(*env_, xfer, location, "", "the observation's xfer_mask and location_mask");
     StepResult result;
     {
       py::gil_scoped_release unlocked;
@@ -85,10 +70,9 @@ class PythonGraphEnv {
  private:
   py::dict info_of(const StepInfo* step) const {
     py::dict info;
-    const double initial = env_->initial_cost_ms(), now = env_->cost_ms();
-    info["cost_ms"] = now;
-    info["initial_cost_ms"] = initial;
-    info["reduction_pct"] = initial > 0 ? 100.0 * (initial - now) / initial : 0.0;
+    info["cost_ms"] = env_->cost_ms();
+    info["initial_cost_ms"] = env_->initial_cost_ms();
+    info["reduction_pct"] = reduction_pct(*env_);
     info["step"] = env_->steps();
     info["rule"] = step ? step->rule : std::string();
     if (step && !step->end_reason.empty()) info["end_reason"] = step->end_reason;
@@ -105,8 +89,12 @@ class PythonGraphEnv {
 
 void bind_graph_env(py::module_& module) {
   py::class_<PythonGraphEnv>(module, "GraphEnv")
-      .def(py::init<const std::string&, const std::string&, const std::string&, const std::string&, int32_t, int32_t,
-                    const std::string&, int64_t>(),
+      .def(py::init([](const std::string& model, const std::string& cost, const std::string& rates,
+                       const std::string& gpu, int32_t max_steps, int32_t max_locations, const std::string& reward,
+                       int64_t batch) {
+             return std::make_unique<PythonGraphEnv>(
+                 model, EnvSettings{cost, rates, gpu, max_steps, max_locations, reward}, batch);
+           }),
            py::arg("model"), py::arg("cost"), py::arg("rates"), py::arg("gpu"), py::arg("max_steps"),
            py::arg("max_locations"), py::arg("reward"), py::arg("batch"))
       .def("reset", &PythonGraphEnv::reset, py::arg("seed"), "(observation, info) of a new episode")

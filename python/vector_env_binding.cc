@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "common/error.h"
-#include "env/cost/cost_model_factory.h"
 #include "env/gym/graph_env.h"
 #include "env/rules/rule_library.h"
 #include "launch/pipeline/model_source.h"
 #include "learner/worker_threads.h"
+#include "python/env_settings.h"
 
 namespace graphworld::python {
 namespace {
@@ -37,26 +37,18 @@ struct Slot {
 
 class PythonVectorEnv {
  public:
-  PythonVectorEnv(const std::vector<std::string>& models, int32_t num_envs, const std::string& cost,
-                  const std::string& rates, const std::string& gpu, int32_t max_steps, int32_t max_locations,
-                  const std::string& reward, int64_t batch, int32_t threads, uint64_t seed)
+  PythonVectorEnv(const std::vector<std::string>& models, int32_t num_envs, const EnvSettings& settings,
+                  int64_t batch, int32_t threads, uint64_t seed)
       : matcher_(default_rule_library().rules), threads_(std::max(1, threads)) {
     if (models.empty()) throw UsageError("VectorEnv needs at least one model");
     if (num_envs < 1 || num_envs > 4096) throw UsageError("num_envs must be in [1, 4096], got " + std::to_string(num_envs));
     if (threads < 1 || threads > 256) throw UsageError("threads must be in [1, 256], got " + std::to_string(threads));
-    GraphEnvOptions options;
-    options.max_steps = max_steps;
-    options.max_locations = max_locations;
-    options.reward = reward_kind_from_name(reward);
-    CostModelOptions cost_options;
-    cost_options.kind = cost;
-    cost_options.rates_path = rates;
-    cost_options.gpu = gpu;
+    const GraphEnvOptions options = settings.env_options();
     std::vector<Graph> graphs;
     for (const std::string& model : models) graphs.push_back(load_model(model, batch).graph);
     for (int32_t i = 0; i < num_envs; ++i) {
       Slot slot;
-      slot.cost = make_cost_model(cost_options);
+      slot.cost = settings.make_cost();
       slot.env = std::make_unique<GraphEnv>(graphs[static_cast<size_t>(i) % graphs.size()], matcher_, *slot.cost, options);
       slots_.push_back(std::move(slot));
     }
@@ -67,15 +59,7 @@ class PythonVectorEnv {
     if (!seed.is_none()) reseed(seed.cast<uint64_t>());
     {
       py::gil_scoped_release unlocked;
-      for_each_slot([](Slot& s) {
-        s.observation = &s.env->reset(s.next_seed);
-        s.next_seed += 1;
-        s.reset_next = false;
-        s.reward = 0;
-        s.terminated = s.truncated = false;
-        s.rule.clear();
-        s.end_reason.clear();
-      });
+      for_each_slot([&](Slot& s, size_t) { start_episode(s); });
     }
     return py::make_tuple(batched_observations(), infos());
   }
@@ -88,25 +72,14 @@ class PythonVectorEnv {
     // Every action is checked before any environment moves.
     for (size_t i = 0; i < slots_.size(); ++i) {
       if (slots_[i].reset_next) continue;
-      try {
-        slots_[i].env->check_action({actions[i].first, actions[i].second});
-      } catch (const UsageError& e) {
-        throw UsageError("environment " + std::to_string(i) + ": action (" + std::to_string(actions[i].first) + ", " +
-                         std::to_string(actions[i].second) + ") is not allowed: " + e.what() +
-                         " (see row " + std::to_string(i) + " of xfer_mask and location_mask)");
-      }
+      check_action_named(*slots_[i].env, actions[i].first, actions[i].second, "environment " + std::to_string(i) + ": ",
+                         "row " + std::to_string(i) + " of xfer_mask and location_mask");
     }
     {
       py::gil_scoped_release unlocked;
-      for_each_slot_index([&](Slot& s, size_t i) {
-        s.rule.clear();
-        s.end_reason.clear();
+      for_each_slot([&](Slot& s, size_t i) {
         if (s.reset_next) {
-          s.observation = &s.env->reset(s.next_seed);
-          s.next_seed += slots_.size();
-          s.reset_next = false;
-          s.reward = 0;
-          s.terminated = s.truncated = false;
+          start_episode(s);
           return;
         }
         const StepResult r = s.env->step({actions[i].first, actions[i].second});
@@ -142,14 +115,22 @@ class PythonVectorEnv {
     for (size_t i = 0; i < slots_.size(); ++i) slots_[i].next_seed = seed + i;
   }
 
+  // The next episode of `s`: its next seed, then that plus the number of
+  // environments, so no two environments share a seed.
+  void start_episode(Slot& s) {
+    s.observation = &s.env->reset(s.next_seed);
+    s.next_seed += slots_.size();
+    s.reset_next = false;
+    s.reward = 0;
+    s.terminated = s.truncated = false;
+    s.rule.clear();
+    s.end_reason.clear();
+  }
+
+  // f(slot, index) for every environment, each worker taking every
+  // threads-th one; the first error is rethrown once all have finished.
   template <typename F>
   void for_each_slot(F f) {
-    for_each_slot_index([&](Slot& s, size_t) { f(s); });
-  }
-  // Each worker takes every threads-th environment; the first error is
-  // rethrown once all have finished.
-  template <typename F>
-  void for_each_slot_index(F f) {
     const size_t workers = static_cast<size_t>(threads_.count());
     threads_.run([&](int32_t k) {
       for (size_t i = static_cast<size_t>(k); i < slots_.size(); i += workers) f(slots_[i], i);
@@ -157,7 +138,7 @@ class PythonVectorEnv {
   }
 
   template <typename T>
-  static py::array_t<T> empty_array(std::vector<py::ssize_t> shape) {
+  static py::array_t<T> new_array(std::vector<py::ssize_t> shape) {
     return py::array_t<T>(shape);
   }
 
@@ -171,18 +152,18 @@ class PythonVectorEnv {
       locations += static_cast<py::ssize_t>(s.observation->node_begin.size()) - 1;
       matched += static_cast<py::ssize_t>(s.observation->match_nodes.size());
     }
-    auto xfer_mask = empty_array<uint8_t>({n, x + 1});
-    auto location_mask = empty_array<uint8_t>({n, x, l});
-    auto n_node = empty_array<int32_t>({n}), n_edge = empty_array<int32_t>({n});
-    auto node_features = empty_array<float>({nodes, kNodeFeatureDim});
-    auto edge_features = empty_array<float>({edges, kEdgeFeatureDim});
-    auto senders = empty_array<int32_t>({edges}), receivers = empty_array<int32_t>({edges});
-    auto globals = empty_array<float>({n, kGlobalFeatureDim});
-    auto node_op = empty_array<int32_t>({nodes});
-    auto location_begin = empty_array<int32_t>({n, x + 1});
-    auto location_offset = empty_array<int32_t>({n});
-    auto node_begin = empty_array<int32_t>({locations + 1});
-    auto match_nodes = empty_array<int32_t>({matched});
+    auto xfer_mask = new_array<uint8_t>({n, x + 1});
+    auto location_mask = new_array<uint8_t>({n, x, l});
+    auto n_node = new_array<int32_t>({n}), n_edge = new_array<int32_t>({n});
+    auto node_features = new_array<float>({nodes, kNodeFeatureDim});
+    auto edge_features = new_array<float>({edges, kEdgeFeatureDim});
+    auto senders = new_array<int32_t>({edges}), receivers = new_array<int32_t>({edges});
+    auto globals = new_array<float>({n, kGlobalFeatureDim});
+    auto node_op = new_array<int32_t>({nodes});
+    auto location_begin = new_array<int32_t>({n, x + 1});
+    auto location_offset = new_array<int32_t>({n});
+    auto node_begin = new_array<int32_t>({locations + 1});
+    auto match_nodes = new_array<int32_t>({matched});
     py::ssize_t node_at = 0, edge_at = 0, location_at = 0, match_at = 0;
     for (py::ssize_t i = 0; i < n; ++i) {
       const Observation& o = *slots_[static_cast<size_t>(i)].observation;
@@ -239,10 +220,9 @@ class PythonVectorEnv {
     py::list rules, end_reasons;
     for (py::ssize_t i = 0; i < n; ++i) {
       const Slot& s = slots_[static_cast<size_t>(i)];
-      const double c0 = s.env->initial_cost_ms(), c = s.env->cost_ms();
-      cost.mutable_at(i) = c;
-      initial.mutable_at(i) = c0;
-      reduction.mutable_at(i) = c0 > 0 ? 100.0 * (c0 - c) / c0 : 0.0;
+      cost.mutable_at(i) = s.env->cost_ms();
+      initial.mutable_at(i) = s.env->initial_cost_ms();
+      reduction.mutable_at(i) = reduction_pct(*s.env);
       steps.mutable_at(i) = s.env->steps();
       rules.append(s.rule);
       end_reasons.append(s.end_reason);
@@ -266,8 +246,13 @@ class PythonVectorEnv {
 
 void bind_vector_env(py::module_& module) {
   py::class_<PythonVectorEnv>(module, "VectorEnv")
-      .def(py::init<const std::vector<std::string>&, int32_t, const std::string&, const std::string&,
-                    const std::string&, int32_t, int32_t, const std::string&, int64_t, int32_t, uint64_t>(),
+      .def(py::init([](const std::vector<std::string>& models, int32_t num_envs, const std::string& cost,
+                       const std::string& rates, const std::string& gpu, int32_t max_steps, int32_t max_locations,
+                       const std::string& reward, int64_t batch, int32_t threads, uint64_t seed) {
+             return std::make_unique<PythonVectorEnv>(
+                 models, num_envs, EnvSettings{cost, rates, gpu, max_steps, max_locations, reward}, batch, threads,
+                 seed);
+           }),
            py::arg("models"), py::arg("num_envs"), py::arg("cost"), py::arg("rates"), py::arg("gpu"),
            py::arg("max_steps"), py::arg("max_locations"), py::arg("reward"), py::arg("batch"), py::arg("threads"),
            py::arg("seed"))

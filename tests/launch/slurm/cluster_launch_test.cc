@@ -12,7 +12,7 @@
 
 #include "common/rollout_store.h"
 #include "launch/slurm/cluster_config.h"
-#include "tests/launch/supervisor/distributed_test_support.h"
+#include "tests/launch/slurm/cluster_test_support.h"
 
 namespace graphworld::testing {
 namespace {
@@ -56,34 +56,10 @@ class ClusterLaunch : public ::testing::Test {
     return fs::path(cluster).parent_path().string() + "/runs/" + fs::path(cluster).parent_path().filename().string();
   }
 
-  static std::string job_state(const std::string& run) {
-    std::string out;
-    gw("launch status " + run + " --json", &out);
-    const size_t at = out.find("\"state\":\"");
-    return at == std::string::npos ? out : out.substr(at + 9, out.find('"', at + 9) - at - 9);
-  }
-
-  // The run's Slurm job id (the first line of RUN/slurm/job_id).
-  static std::string job_id_of(const std::string& run) {
-    const std::string text = read_file_text(run + "/slurm/job_id");
-    return text.substr(0, text.find('\n'));
-  }
-
-  static std::string job_log_of(const std::string& run) {
-    return read_file_text(run + "/slurm/job-" + job_id_of(run) + ".out");
-  }
-
-  // What to print when a wait on a run fails: Slurm's word on the job
-  // (all of `launch status`), the run's events and the end of the job's
-  // output, where a learner or actor that stopped says why.
-  static std::string diagnosis(const std::string& run) {
-    std::string status;
-    gw("launch status " + run, &status);
-    const std::string job_log = job_log_of(run);
-    const size_t from = job_log.size() > 4000 ? job_log.size() - 4000 : 0;
-    return "launch status:\n" + status + "\nevents.log:\n" + read_file_text(run + "/slurm/events.log") +
-           "\njob output (end):\n" + job_log.substr(from);
-  }
+  static std::string job_state(const std::string& run) { return cluster_job_state(run); }
+  static std::string job_id_of(const std::string& run) { return cluster_job_id(run); }
+  static std::string job_log_of(const std::string& run) { return cluster_job_log(run); }
+  static std::string diagnosis(const std::string& run) { return cluster_run_diagnosis(run); }
 
   static bool active(const std::string& state) {
     return state == "PENDING" || state == "RUNNING" || state == "CONFIGURING" || state == "COMPLETING" ||

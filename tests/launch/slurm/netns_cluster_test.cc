@@ -16,7 +16,7 @@
 
 #include "common/rollout_store.h"
 #include "learner/training_checkpoint.h"
-#include "tests/launch/supervisor/distributed_test_support.h"
+#include "tests/launch/slurm/cluster_test_support.h"
 
 namespace graphworld::testing {
 namespace {
@@ -66,22 +66,6 @@ class NetnsCluster : public ::testing::Test {
     setenv("SLURM_CONF", (std::string(GRAPHWORLD_NETNS_SLURM_DIR) + "/slurm.conf").c_str(), 1);
   }
 
-  static std::string job_state(const std::string& run) {
-    std::string out;
-    gw("launch status " + run + " --json", &out);
-    const size_t at = out.find("\"state\":\"");
-    return at == std::string::npos ? out : out.substr(at + 9, out.find('"', at + 9) - at - 9);
-  }
-  static std::string diagnosis(const std::string& run) {
-    std::string status, job_id;
-    gw("launch status " + run, &status);
-    job_id = read_file(run + "/slurm/job_id");
-    job_id = job_id.substr(0, job_id.find('\n'));
-    const std::string log = read_file(run + "/slurm/job-" + job_id + ".out");
-    return "launch status:\n" + status + "\nevents.log:\n" + read_file(run + "/slurm/events.log") +
-           "\njob output (end):\n" + log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
-  }
-
   static inline std::string skip_reason_, start_output_;
   static inline bool started_ = false;
 };
@@ -104,15 +88,15 @@ TEST_F(NetnsCluster, ARunGoesOnWhenAnActorNodesProcessesAreKilled) {
   ASSERT_TRUE(wait_for(300, [&] {
     const std::vector<MetricsRow> rows = read_metrics(run);
     return rows.size() >= 4 && rows.back().actors_alive == 2;
-  })) << diagnosis(run);
+  })) << cluster_run_diagnosis(run);
 
   // Where everything runs: the learner on the first node, an actor on each
   // of the others, and the actors reach the learner over the bridge (a
   // node's loopback is its own) with the run's CURVE keys.
-  EXPECT_FALSE(graphworld_pids_on("gwnode1").empty()) << diagnosis(run);
-  ASSERT_EQ(graphworld_pids_on("gwnode2").size(), 1u) << diagnosis(run);
+  EXPECT_FALSE(graphworld_pids_on("gwnode1").empty()) << cluster_run_diagnosis(run);
+  ASSERT_EQ(graphworld_pids_on("gwnode2").size(), 1u) << cluster_run_diagnosis(run);
   const std::vector<pid_t> victims = graphworld_pids_on("gwnode3");
-  ASSERT_EQ(victims.size(), 1u) << diagnosis(run);
+  ASSERT_EQ(victims.size(), 1u) << cluster_run_diagnosis(run);
   const std::string endpoints = read_file(run + "/endpoints");
   EXPECT_NE(endpoints.find("tcp://"), std::string::npos) << endpoints;
   EXPECT_EQ(endpoints.find("127.0.0.1"), std::string::npos) << endpoints;
@@ -128,26 +112,26 @@ TEST_F(NetnsCluster, ARunGoesOnWhenAnActorNodesProcessesAreKilled) {
   EXPECT_TRUE(wait_for(120, [&] {
     const std::vector<pid_t> now = graphworld_pids_on("gwnode3");
     return now.size() == 1 && now[0] != victims[0];
-  })) << diagnosis(run);
+  })) << cluster_run_diagnosis(run);
   ASSERT_TRUE(wait_for(180, [&] { return read_metrics(run).back().joins > at_kill.joins; }))
-      << "the restarted actor never reached the learner\n" << diagnosis(run);
+      << "the restarted actor never reached the learner\n" << cluster_run_diagnosis(run);
   const int64_t update_at_rejoin = read_metrics(run).back().update;
   EXPECT_TRUE(wait_for(180, [&] {
     const std::vector<MetricsRow> rows = read_metrics(run);
     return rows.back().update >= update_at_rejoin + 4 && rows.back().actors_alive == 2;
-  })) << "the run did not go on with both actors after the kill\n" << diagnosis(run);
+  })) << "the run did not go on with both actors after the kill\n" << cluster_run_diagnosis(run);
   // Updates went on one after another through the kill.
   const std::vector<MetricsRow> rows = read_metrics(run);
   for (size_t i = 1; i < rows.size(); ++i) ASSERT_EQ(rows[i].update, rows[i - 1].update + 1) << "row " << i;
 
   ASSERT_EQ(gw("launch cancel " + run, &out), 0) << out;
-  EXPECT_NE(job_state(run), "RUNNING");
+  EXPECT_NE(cluster_job_state(run), "RUNNING");
 
   // Whole: the newest checkpoint reads back at the learner's last update,
   // and every step of the store (copied from the learner node's disk)
   // reads back, at least as many as the checkpoint counts.
   const std::string newest = newest_checkpoint(run);
-  ASSERT_FALSE(newest.empty()) << diagnosis(run);
+  ASSERT_FALSE(newest.empty()) << cluster_run_diagnosis(run);
   const CheckpointContents saved = read_checkpoint(newest);
   EXPECT_EQ(saved.updates, read_metrics(run).back().update);
   const RolloutStoreReader store(run + "/rollouts.h5");
