@@ -10,6 +10,7 @@
 #include "env/cost/graph_cost.h"
 #include "launch/cmd_cost_export.h"
 #include "launch/cmd_cost_gpu.h"
+#include "launch/command_json.h"
 #include "launch/commands.h"
 #include "launch/pipeline/cost_options.h"
 #include "launch/pipeline/model_source.h"
@@ -17,11 +18,9 @@
 namespace graphworld {
 namespace {
 
-int run_cost(const CliArgs& args) {
-  if (args.positional_count() > 0 && args.positional(0, "") == "export-table") return run_cost_export_table(args);
-  if (args.positional_count() > 0 && args.positional(0, "") == "export-gpu-configs") return run_cost_export_gpu_configs(args);
-  if (args.positional_count() > 0 && args.positional(0, "") == "import-gpu-times") return run_cost_import_gpu_times(args);
-  if (args.positional_count() > 0 && args.positional(0, "") == "fit-gpu") return run_cost_fit_gpu(args);
+// A model's cost, printed; as one JSON object with --json, or handed back
+// in `json_out` (a caller in this process: command_json.h).
+int cost_with(const CliArgs& args, std::string* json_out) {
   const std::string& spec = args.positional(0, "a MODEL (an .onnx file or a zoo name)");
   args.expect_at_most(1);
   int64_t top = args.int_value("--top", 10);
@@ -38,7 +37,7 @@ int run_cost(const CliArgs& args) {
   std::vector<OpId> priced;
   for (size_t i = 0; i < g.num_ops(); ++i)
     if (!g.op(static_cast<OpId>(i)).is_leaf()) priced.push_back(static_cast<OpId>(i));
-  if (args.flag("--json")) {
+  if (args.flag("--json") || json_out) {
     JsonWriter json;
     json.begin_object()
         .key("model").value(model.source)
@@ -60,7 +59,10 @@ int run_cost(const CliArgs& args) {
         .key("seconds").value(seconds)
         .key("source").value(cost_model->description())
         .end_object();
-    std::printf("%s\n", json.str().c_str());
+    if (json_out)
+      *json_out = json.str();
+    else
+      std::printf("%s\n", json.str().c_str());
     return 0;
   }
   int64_t free_ops = 0;
@@ -89,7 +91,23 @@ int run_cost(const CliArgs& args) {
   return 0;
 }
 
+int run_cost(const CliArgs& args) {
+  if (args.positional_count() > 0 && args.positional(0, "") == "export-table") return run_cost_export_table(args);
+  if (args.positional_count() > 0 && args.positional(0, "") == "export-gpu-configs") return run_cost_export_gpu_configs(args);
+  if (args.positional_count() > 0 && args.positional(0, "") == "import-gpu-times") return run_cost_import_gpu_times(args);
+  if (args.positional_count() > 0 && args.positional(0, "") == "fit-gpu") return run_cost_fit_gpu(args);
+  return cost_with(args, nullptr);
+}
+
 }  // namespace
+
+std::string cost_json(const std::vector<std::string>& args) {
+  const Subcommand command = cost_command();
+  const CliArgs parsed(command.spec, args);
+  std::string json;
+  cost_with(parsed, &json);
+  return json;
+}
 
 Subcommand cost_command() {
   std::vector<CliOption> options = cost_cli_options();

@@ -20,6 +20,7 @@
 #include "learner/policy_file.h"
 #include "learner/policy_rollouts.h"
 #include "launch/bench_commands.h"
+#include "launch/command_json.h"
 #include "launch/commands.h"
 #include "launch/pipeline/cost_options.h"
 #include "launch/pipeline/end_to_end_check.h"
@@ -61,7 +62,10 @@ void write_speedup(JsonWriter& j, const std::string& runtime, const std::optiona
       .key(runtime + "_optimized_ms").value(timing->candidate_ms);
 }
 
-int run_optimize(const CliArgs& args) {
+// The command's work. With --json, or when `json_out` is given (a caller
+// in this process: command_json.h), the report is one JSON object, printed
+// or handed back; otherwise lines for a person.
+int optimize_with(const CliArgs& args, std::string* json_out) {
   const std::string& spec = args.positional(0, "a MODEL (an .onnx file or a zoo name)");
   args.expect_at_most(1);
   const std::string out = args.value_or("--output", "");
@@ -73,7 +77,7 @@ int run_optimize(const CliArgs& args) {
   options.seed = static_cast<uint64_t>(args.int_value("--seed", 0));
   const double tolerance = args.double_value("--tolerance", 1e-3);
   if (!(tolerance > 0)) throw UsageError("--tolerance must be > 0");
-  const bool json = args.flag("--json");
+  const bool json = args.flag("--json") || json_out != nullptr;
   const bool quiet = args.flag("--quiet");
   const std::optional<std::string> policy_spec = args.value("--policy");
   if (policy_spec && args.value("--search"))
@@ -205,7 +209,10 @@ int run_optimize(const CliArgs& args) {
         .key("verdict").value(check.verdict)
         .key("peak_rss_mib").value(peak_rss_mib())
         .end_object();
-    std::printf("%s\n", j.str().c_str());
+    if (json_out)
+      *json_out = j.str();
+    else
+      std::printf("%s\n", j.str().c_str());
     return 0;
   }
   if (policy)
@@ -248,7 +255,17 @@ int run_optimize(const CliArgs& args) {
   return 0;
 }
 
+int run_optimize(const CliArgs& args) { return optimize_with(args, nullptr); }
+
 }  // namespace
+
+std::string optimize_json(const std::vector<std::string>& args) {
+  const Subcommand command = optimize_command();
+  const CliArgs parsed(command.spec, args);
+  std::string json;
+  optimize_with(parsed, &json);
+  return json;
+}
 
 Subcommand optimize_command() {
   std::vector<CliOption> options = {

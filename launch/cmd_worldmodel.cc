@@ -25,7 +25,7 @@
 #include "launch/bench_commands.h"
 #include "launch/commands.h"
 #include "launch/pipeline/cost_options.h"
-#include "launch/runs/store_episodes.h"
+#include "launch/runs/store_episode_set.h"
 #include "launch/runs/training_setup.h"
 #include "learner/compute_device.h"
 #include "learner/compute_threads.h"
@@ -61,25 +61,21 @@ int thread_option(const CliArgs& args, int fallback) {
   return t == 0 ? default_threads() : static_cast<int>(t);
 }
 
-StoreEpisodes read_stores(const CliArgs& args) {
+// The stores' episodes (--from), in memory or, past --resident-steps, in
+// a temporary file in --spill-dir (launch/runs/store_episode_set.h).
+StoreEpisodeSet read_stores(const CliArgs& args, const std::string& default_spill_dir) {
   const std::string from = args.value_or("--from", "");
   if (from.empty()) throw UsageError("give the rollout stores to read with --from RUN/rollouts.h5[,MORE.h5]");
-  StoreEpisodes data = load_store_episodes(split_comma_list(from),
-                                           [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
-  // --first-steps N: the first episodes in store order holding N steps, what
-  // a model-based run had when it last trained its model ("trained on N real
-  // steps" in `worldmodel show`), to retrain offline on the same data.
-  if (const int64_t first = args.int_value("--first-steps", 0); first > 0) {
-    int64_t taken = 0;
-    size_t count = 0;
-    while (count < data.episodes.size() && taken < first)
-      taken += static_cast<int64_t>(data.episodes[count++].steps.size());
-    if (taken != first)
-      throw UsageError("the stores' first episodes hold " + std::to_string(taken) + " steps, not --first-steps " +
-                       std::to_string(first) + " (a count that ends an episode)");
-    data.episodes.resize(count);
-  }
-  return data;
+  StoreEpisodeSetOptions options;
+  options.resident_steps = args.int_value("--resident-steps", options.resident_steps);
+  if (options.resident_steps < 1)
+    throw UsageError("--resident-steps must be a positive number of steps, got " + std::to_string(options.resident_steps));
+  options.spill_dir = args.value_or("--spill-dir", default_spill_dir.empty() ? "." : default_spill_dir);
+  if (!std::filesystem::is_directory(options.spill_dir))
+    throw UsageError("--spill-dir " + options.spill_dir + ": no such folder");
+  options.first_steps = args.int_value("--first-steps", 0);
+  return StoreEpisodeSet(split_comma_list(from), options,
+                         [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
 }
 
 void print_accuracy(const WorldModelAccuracy& a, const char* what) {
@@ -108,16 +104,23 @@ void accuracy_json(JsonWriter& json, const WorldModelAccuracy& a) {
 // --split shuffle (a seeded shuffle holds out --holdout of the episodes) or
 // arrival (every round(1/holdout)-th episode in store order, as a
 // model-based run holds them out while it learns).
-void split_as_asked(const CliArgs& args, const std::vector<WorldEpisode>& all, std::vector<WorldEpisode>& train,
-                    std::vector<WorldEpisode>& held_out) {
+EpisodeSplit split_as_asked(const CliArgs& args, const EpisodeSource& all) {
   const std::string split = args.value_or("--split", "shuffle");
   const double holdout = args.double_value("--holdout", 0.2);
   if (split == "shuffle")
-    split_episodes(all, holdout, static_cast<uint64_t>(args.int_value("--seed", 0)), train, held_out);
-  else if (split == "arrival")
-    split_episodes_by_arrival(all, holdout, train, held_out);
-  else
-    throw UsageError("--split takes 'shuffle' or 'arrival', not '" + split + "'");
+    return split_by_flags(all, held_out_by_shuffle(all.size(), holdout, static_cast<uint64_t>(args.int_value("--seed", 0))));
+  if (split == "arrival") {
+    std::vector<bool> complete(all.size());
+    for (size_t i = 0; i < all.size(); ++i) complete[i] = all.complete(i);
+    return split_by_flags(all, held_out_by_arrival(complete, holdout));
+  }
+  throw UsageError("--split takes 'shuffle' or 'arrival', not '" + split + "'");
+}
+
+// The output's folder, where a large store's rebuilt episodes go by default.
+std::string folder_of(const std::string& file) {
+  const std::string parent = std::filesystem::path(file).parent_path().string();
+  return parent.empty() ? "." : parent;
 }
 
 int train_world_model(const CliArgs& args) {
@@ -126,13 +129,16 @@ int train_world_model(const CliArgs& args) {
   if (out.empty()) throw UsageError("worldmodel train needs -o FILE.gwworld");
   const int at_threads = thread_option(args, default_threads());
   const ComputeThreads threads(at_threads);
-  const StoreEpisodes data = read_stores(args);
-  if (data.episodes.size() < 2)
-    throw UsageError("the stores hold " + std::to_string(data.episodes.size()) +
+  const StoreEpisodeSet stores = read_stores(args, folder_of(out));
+  const StoreEpisodes& data = stores.info();
+  const EpisodeSource& all = stores.episodes();
+  if (all.size() < 2)
+    throw UsageError("the stores hold " + std::to_string(all.size()) +
                      " episodes; a world model needs at least 2 (one is held out)");
-  std::vector<WorldEpisode> train, held_out;
   const uint64_t seed = static_cast<uint64_t>(args.int_value("--seed", 0));
-  split_as_asked(args, data.episodes, train, held_out);
+  const EpisodeSplit split = split_as_asked(args, all);
+  const EpisodeSource& train = *split.train;
+  const EpisodeSource& held_out = *split.held_out;
   WorldModelConfig config;
   config.latent_dim = args.int_value("--latent", config.latent_dim);
   config.hidden = args.int_value("--hidden", config.hidden);
@@ -144,10 +150,13 @@ int train_world_model(const CliArgs& args) {
   info.max_steps = data.max_steps;
   info.graphs = data.graphs;
   info.source = args.value_or("--from", "");
-  WorldModel model(config, XferVocabulary::from_episodes(train, data.num_xfers), info, seed);
+  WorldModel model(config, vocabulary_of(train, data.num_xfers), info, seed);
   std::printf("%zu episodes (%lld steps) for training, %zu held out (%lld steps); %d of %d rules in the vocabulary\n",
-              train.size(), static_cast<long long>(count_steps(train)), held_out.size(),
-              static_cast<long long>(count_steps(held_out)), model.vocabulary().size(), data.num_xfers);
+              train.size(), static_cast<long long>(train.total_steps()), held_out.size(),
+              static_cast<long long>(held_out.total_steps()), model.vocabulary().size(), data.num_xfers);
+  if (stores.on_disk())
+    std::printf("episodes kept on disk: %.1f MiB in %s\n", static_cast<double>(stores.bytes_on_disk()) / (1 << 20),
+                args.value_or("--spill-dir", folder_of(out)).c_str());
   WorldModelTrainOptions options;
   options.encoder_epochs = static_cast<int32_t>(args.int_value("--encoder-epochs", options.encoder_epochs));
   options.epochs = static_cast<int32_t>(args.int_value("--epochs", options.epochs));
@@ -160,6 +169,7 @@ int train_world_model(const CliArgs& args) {
     throw UsageError("--min-batches must be a whole number from 1 to 1000000, got " + std::to_string(min_batches));
   options.min_batches = static_cast<int32_t>(min_batches);
   options.learning_rate = args.double_value("--lr", options.learning_rate);
+  options.resident_steps = args.int_value("--resident-steps", options.resident_steps);
   options.seed = seed;
   const ResolvedDevice device = resolve_compute_device(args.value_or("--device", "cpu"), "--device");
   if (!device.note.empty()) std::fprintf(stderr, "%s\n", device.note.c_str());
@@ -199,7 +209,8 @@ int eval_world_model(const CliArgs& args) {
   args.expect_at_most(2);
   const ComputeThreads threads(thread_option(args, default_threads()));
   const WorldModel model = WorldModel::load(file);
-  const StoreEpisodes data = read_stores(args);
+  const StoreEpisodeSet stores = read_stores(args, ".");
+  const StoreEpisodes& data = stores.info();
   if (data.rule_library_hash != model.info().rule_library_hash)
     throw UsageError(file + " was trained on another rule library than the stores' runs used");
   // The model's graph indices are its own; only names matter for starts,
@@ -207,12 +218,10 @@ int eval_world_model(const CliArgs& args) {
   if (data.max_steps != model.info().max_steps)
     throw UsageError(file + " was trained on episodes of up to " + std::to_string(model.info().max_steps) +
                      " steps; the stores' runs had " + std::to_string(data.max_steps) + " (its time input would mislead it)");
-  std::vector<WorldEpisode> scored = data.episodes;
-  if (args.flag("--held-out")) {
-    std::vector<WorldEpisode> train;
-    split_as_asked(args, data.episodes, train, scored);
-  }
-  if (count_steps(scored) == 0) throw UsageError("the stores hold no step that could be rebuilt; nothing to score");
+  EpisodeSplit split;
+  if (args.flag("--held-out")) split = split_as_asked(args, stores.episodes());
+  const EpisodeSource& scored = split.held_out ? *split.held_out : stores.episodes();
+  if (scored.total_steps() == 0) throw UsageError("the stores hold no step that could be rebuilt; nothing to score");
   const WorldModelAccuracy a = model.evaluate(scored);
   if (args.flag("--json")) {
     JsonWriter json;
@@ -420,6 +429,10 @@ Subcommand worldmodel_command() {
                {"--held-out", "", "", "eval: score only the episodes the split holds out"},
                {"--first-steps", "", "N", "train, eval: only the first episodes in store order, N steps in all (a\n"
                                           "model-based run's model says how many it learned from)"},
+               {"--resident-steps", "", "N", "train, eval: steps held in memory at once (default 1000000). Larger\n"
+                "stores are rebuilt into a temporary file and trained a part at a time"},
+               {"--spill-dir", "", "DIR", "train, eval: where that file goes (train: the output's folder, eval: the\n"
+                "working folder); about 0.6 KiB a step"},
                {"--epochs", "", "N", "train: MDN-RNN epochs (default 100)"},
                {"--encoder-epochs", "", "N", "train: encoder epochs (default 40)"},
                {"--batch-steps", "", "N", "train: steps per Adam step, padding included; episodes of similar length "

@@ -11,7 +11,7 @@
 #include <torch/torch.h>
 
 #include "learner/flat_parameters.h"
-#include "learner/worker_threads.h"
+#include "common/worker_threads.h"
 
 namespace graphworld {
 

@@ -12,7 +12,7 @@
 #include "learner/flat_parameters.h"
 #include "learner/policy_module.h"
 #include "learner/ppo_epochs.h"
-#include "learner/worker_threads.h"
+#include "common/worker_threads.h"
 
 namespace graphworld {
 namespace {

@@ -11,7 +11,7 @@
 #include "learner/flat_parameters.h"
 #include "learner/gae.h"
 #include "learner/ppo_loss.h"
-#include "learner/worker_threads.h"
+#include "common/worker_threads.h"
 
 namespace graphworld {
 namespace {

@@ -40,7 +40,7 @@ struct SampleEvaluation {
 using EvaluateSamples = std::function<SampleEvaluation(const std::vector<int64_t>& indices)>;
 
 // Copies of one network that share each minibatch in one process, each on
-// its own thread (learner/worker_threads.h): replica 0 is the network the
+// its own thread (common/worker_threads.h): replica 0 is the network the
 // optimiser steps; the others take its parameters before every minibatch,
 // and their gradients are added to its own, in replica order (so a run is
 // as deterministic with several replicas as with one). Each replica

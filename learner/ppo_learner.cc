@@ -14,7 +14,7 @@
 #include "learner/policy_module.h"
 #include "learner/ppo_epochs.h"
 #include "learner/torch_bytes.h"
-#include "learner/worker_threads.h"
+#include "common/worker_threads.h"
 
 namespace graphworld {
 

@@ -2,7 +2,9 @@
 // (python/README.md). The package's Python files wrap it.
 #include <pybind11/pybind11.h>
 
+#include "python/commands_binding.h"
 #include "python/graph_env_binding.h"
+#include "python/policy_binding.h"
 #include "python/python_errors.h"
 #include "python/vector_env_binding.h"
 
@@ -11,4 +13,6 @@ PYBIND11_MODULE(_core, module) {
   graphworld::python::register_error_translation(module);
   graphworld::python::bind_graph_env(module);
   graphworld::python::bind_vector_env(module);
+  graphworld::python::bind_policy(module);
+  graphworld::python::bind_commands(module);
 }

@@ -15,4 +15,10 @@ namespace graphworld::python {
 
 pybind11::dict observation_arrays(const Observation& observation);
 
+// The other way, for a policy acting on an observation handed in from
+// Python (GraphEnv's, or one built by hand): the same keys and shapes.
+// ValueError (UsageError) naming the key when one is missing or its shape
+// does not fit the others.
+Observation observation_from_arrays(const pybind11::dict& arrays);
+
 }  // namespace graphworld::python

@@ -4,137 +4,106 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/error.h"
 #include "env/gym/graph_env.h"
+#include "env/gym/vector_graph_env.h"
 #include "env/rules/rule_library.h"
 #include "launch/pipeline/model_source.h"
-#include "learner/worker_threads.h"
 #include "python/env_settings.h"
+#include "python/location_mask_pool.h"
 
 namespace graphworld::python {
 namespace {
 
 namespace py = pybind11;
 
-// One environment with its own cost model (cost models keep caches and are
-// not shared across threads; the rules are read-only and shared).
-struct Slot {
-  std::unique_ptr<CostModel> cost;
-  std::unique_ptr<GraphEnv> env;
-  const Observation* observation = nullptr;
-  uint64_t next_seed = 0;
-  bool reset_next = false;  // it ended: the next step resets it
-  double reward = 0;
-  bool terminated = false, truncated = false;
-  std::string rule, end_reason;
-};
-
+// The Python face of VectorGraphEnv (env/gym/vector_graph_env.h): actions
+// checked with the masks named, the GIL released while the environments
+// step, and the results as NumPy arrays.
 class PythonVectorEnv {
  public:
   PythonVectorEnv(const std::vector<std::string>& models, int32_t num_envs, const EnvSettings& settings,
                   int64_t batch, int32_t threads, uint64_t seed)
-      : matcher_(default_rule_library().rules), threads_(std::max(1, threads)) {
-    if (models.empty()) throw UsageError("VectorEnv needs at least one model");
-    if (num_envs < 1 || num_envs > 4096) throw UsageError("num_envs must be in [1, 4096], got " + std::to_string(num_envs));
-    if (threads < 1 || threads > 256) throw UsageError("threads must be in [1, 256], got " + std::to_string(threads));
-    const GraphEnvOptions options = settings.env_options();
-    std::vector<Graph> graphs;
-    for (const std::string& model : models) graphs.push_back(load_model(model, batch).graph);
-    for (int32_t i = 0; i < num_envs; ++i) {
-      Slot slot;
-      slot.cost = settings.make_cost();
-      slot.env = std::make_unique<GraphEnv>(graphs[static_cast<size_t>(i) % graphs.size()], matcher_, *slot.cost, options);
-      slots_.push_back(std::move(slot));
-    }
-    reseed(seed);
-  }
+      : matcher_(default_rule_library().rules),
+        envs_(load_graphs(models, batch), num_envs, matcher_, [&settings] { return settings.make_cost(); },
+              settings.env_options(), threads, seed),
+        location_masks_(LocationMaskPool::create(envs_.size(), static_cast<size_t>(num_xfers()),
+                                                 static_cast<size_t>(max_locations()))) {}
 
   py::tuple reset(py::object seed) {
-    if (!seed.is_none()) reseed(seed.cast<uint64_t>());
+    const std::optional<uint64_t> restart = seed.is_none() ? std::nullopt : std::optional<uint64_t>(seed.cast<uint64_t>());
+    Masks masks = new_masks();
     {
       py::gil_scoped_release unlocked;
-      for_each_slot([&](Slot& s, size_t) { start_episode(s); });
+      envs_.reset(restart, masks.copier());
     }
-    return py::make_tuple(batched_observations(), infos());
+    return py::make_tuple(batched_observations(std::move(masks)), infos());
   }
 
-  py::tuple step(const std::vector<std::pair<int32_t, int32_t>>& actions) {
-    if (actions.size() != slots_.size())
-      throw UsageError("step() takes one (xfer, location) per environment: " + std::to_string(slots_.size()) +
-                       ", got " + std::to_string(actions.size()));
-    if (slots_.front().observation == nullptr) throw UsageError("step() before reset(): call reset() first");
-    // Every action is checked before any environment moves.
-    for (size_t i = 0; i < slots_.size(); ++i) {
-      if (slots_[i].reset_next) continue;
-      check_action_named(*slots_[i].env, actions[i].first, actions[i].second, "environment " + std::to_string(i) + ": ",
-                         "row " + std::to_string(i) + " of xfer_mask and location_mask");
+  // actions: int64 [num_envs, 2], (xfer, location) per row (VectorEnv.step
+  // in vector_env.py converts and checks the shape).
+  py::tuple step(const py::array_t<int64_t, py::array::c_style | py::array::forcecast>& pairs) {
+    if (pairs.ndim() != 2 || pairs.shape(1) != 2 || static_cast<size_t>(pairs.shape(0)) != envs_.size())
+      throw UsageError("step() takes one (xfer, location) per environment: an int array [" +
+                       std::to_string(envs_.size()) + ", 2], got " + std::to_string(pairs.ndim() >= 1 ? pairs.shape(0) : 0) +
+                       " rows");
+    if (!envs_.started()) throw UsageError("step() before reset(): call reset() first");
+    // Every action is checked before any environment moves; the names for
+    // an error are built only when there is one.
+    const int64_t* rows = pairs.data();
+    std::vector<Action> actions(envs_.size());
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const int64_t xfer = rows[2 * i], location = rows[2 * i + 1];
+      if (xfer < INT32_MIN || xfer > INT32_MAX || location < INT32_MIN || location > INT32_MAX)
+        throw UsageError("environment " + std::to_string(i) + ": action (" + std::to_string(xfer) + ", " +
+                         std::to_string(location) + ") is out of range (see row " + std::to_string(i) +
+                         " of xfer_mask and location_mask)");
+      actions[i] = {static_cast<int32_t>(xfer), static_cast<int32_t>(location)};
+      if (envs_.slot(i).reset_next) continue;
+      try {
+        envs_.slot(i).env->check_action(actions[i]);
+      } catch (const UsageError&) {
+        check_action_named(*envs_.slot(i).env, actions[i].xfer, actions[i].location,
+                           "environment " + std::to_string(i) + ": ",
+                           "row " + std::to_string(i) + " of xfer_mask and location_mask");
+      }
     }
+    Masks masks = new_masks();
     {
       py::gil_scoped_release unlocked;
-      for_each_slot([&](Slot& s, size_t i) {
-        if (s.reset_next) {
-          start_episode(s);
-          return;
-        }
-        const StepResult r = s.env->step({actions[i].first, actions[i].second});
-        s.observation = r.observation;
-        s.reward = r.reward;
-        s.truncated = r.done && r.info.end_reason == "max-steps";
-        s.terminated = r.done && !s.truncated;
-        s.rule = r.info.rule;
-        s.end_reason = r.info.end_reason;
-        s.reset_next = r.done;
-      });
+      envs_.step(actions, masks.copier());
     }
-    const size_t n = slots_.size();
+    const size_t n = envs_.size();
     py::array_t<double> rewards(static_cast<py::ssize_t>(n));
     py::array_t<bool> terminated(static_cast<py::ssize_t>(n)), truncated(static_cast<py::ssize_t>(n));
     for (size_t i = 0; i < n; ++i) {
-      rewards.mutable_at(i) = slots_[i].reward;
-      terminated.mutable_at(i) = slots_[i].terminated;
-      truncated.mutable_at(i) = slots_[i].truncated;
+      rewards.mutable_at(i) = envs_.slot(i).reward;
+      terminated.mutable_at(i) = envs_.slot(i).terminated;
+      truncated.mutable_at(i) = envs_.slot(i).truncated;
     }
-    return py::make_tuple(batched_observations(), rewards, terminated, truncated, infos());
+    return py::make_tuple(batched_observations(std::move(masks)), rewards, terminated, truncated, infos());
   }
 
-  int32_t num_envs() const { return static_cast<int32_t>(slots_.size()); }
-  int32_t num_xfers() const { return slots_.front().env->num_xfers(); }
-  int32_t max_locations() const { return slots_.front().env->options().max_locations; }
-  int32_t max_steps() const { return slots_.front().env->options().max_steps; }
-  int32_t threads() const { return threads_.count(); }
+  int32_t num_envs() const { return static_cast<int32_t>(envs_.size()); }
+  int32_t num_xfers() const { return envs_.slot(0).env->num_xfers(); }
+  int32_t max_locations() const { return envs_.slot(0).env->options().max_locations; }
+  int32_t max_steps() const { return envs_.slot(0).env->options().max_steps; }
+  int32_t threads() const { return envs_.threads(); }
 
  private:
-  // Environment i's episodes take seeds seed + i, seed + i + n, seed + i + 2n, ...
-  void reseed(uint64_t seed) {
-    for (size_t i = 0; i < slots_.size(); ++i) slots_[i].next_seed = seed + i;
-  }
-
-  // The next episode of `s`: its next seed, then that plus the number of
-  // environments, so no two environments share a seed.
-  void start_episode(Slot& s) {
-    s.observation = &s.env->reset(s.next_seed);
-    s.next_seed += slots_.size();
-    s.reset_next = false;
-    s.reward = 0;
-    s.terminated = s.truncated = false;
-    s.rule.clear();
-    s.end_reason.clear();
-  }
-
-  // f(slot, index) for every environment, each worker taking every
-  // threads-th one; the first error is rethrown once all have finished.
-  template <typename F>
-  void for_each_slot(F f) {
-    const size_t workers = static_cast<size_t>(threads_.count());
-    threads_.run([&](int32_t k) {
-      for (size_t i = static_cast<size_t>(k); i < slots_.size(); i += workers) f(slots_[i], i);
-    });
+  static std::vector<Graph> load_graphs(const std::vector<std::string>& models, int64_t batch) {
+    if (models.empty()) throw UsageError("VectorEnv needs at least one model");
+    std::vector<Graph> graphs;
+    for (const std::string& model : models) graphs.push_back(load_model(model, batch).graph);
+    return graphs;
   }
 
   template <typename T>
@@ -142,84 +111,122 @@ class PythonVectorEnv {
     return py::array_t<T>(shape);
   }
 
-  py::dict batched_observations() const {
-    const auto n = static_cast<py::ssize_t>(slots_.size());
-    const int32_t x = num_xfers(), l = max_locations();
-    py::ssize_t nodes = 0, edges = 0, locations = 0, matched = 0;
-    for (const Slot& s : slots_) {
-      nodes += s.observation->graph.num_nodes;
-      edges += s.observation->graph.num_edges;
-      locations += static_cast<py::ssize_t>(s.observation->node_begin.size()) - 1;
-      matched += static_cast<py::ssize_t>(s.observation->match_nodes.size());
+  // The masks, made with the GIL held and filled by the threads that step
+  // (copier()), each right after its environment moved: xfer_mask whole,
+  // location_mask (N x L bytes per environment, nearly all zero) through
+  // the pool, which writes only the allowed rules' rows.
+  struct Masks {
+    py::array_t<uint8_t> xfer_mask;
+    LocationMaskPool::Batch locations;
+    uint8_t* xfer_rows = nullptr;
+    size_t xfer_row = 0;
+    VectorGraphEnv::SlotVisitor copier() {
+      return [this](const VectorEnvSlot& s, size_t i) {
+        const Observation& o = *s.observation;
+        std::memcpy(xfer_rows + i * xfer_row, o.xfer_mask.data(), std::min(xfer_row, o.xfer_mask.size()));
+        locations.fill(i, o);
+      };
     }
-    auto xfer_mask = new_array<uint8_t>({n, x + 1});
-    auto location_mask = new_array<uint8_t>({n, x, l});
+  };
+  Masks new_masks() const {
+    Masks m;
+    m.xfer_row = static_cast<size_t>(num_xfers()) + 1;
+    m.xfer_mask = new_array<uint8_t>({static_cast<py::ssize_t>(envs_.size()), static_cast<py::ssize_t>(m.xfer_row)});
+    m.xfer_rows = m.xfer_mask.mutable_data();
+    m.locations = location_masks_->take();
+    return m;
+  }
+
+  // The graphs as one batch, graph_nets style. Copied on this thread: a
+  // second pass on the stepping threads cost more in waking them than the
+  // copy of a few hundred kilobytes takes.
+  py::dict batched_observations(Masks masks) const {
+    const size_t count = envs_.size();
+    const auto n = static_cast<py::ssize_t>(count);
+    const int32_t x = num_xfers();
+    struct Offsets {
+      py::ssize_t node = 0, edge = 0, location = 0, match = 0;
+    };
+    std::vector<Offsets> at(count + 1);
+    for (size_t i = 0; i < count; ++i) {
+      const Observation& o = *envs_.slot(i).observation;
+      at[i + 1].node = at[i].node + o.graph.num_nodes;
+      at[i + 1].edge = at[i].edge + o.graph.num_edges;
+      at[i + 1].location = at[i].location + static_cast<py::ssize_t>(o.node_begin.size()) - 1;
+      at[i + 1].match = at[i].match + static_cast<py::ssize_t>(o.match_nodes.size());
+    }
+    const Offsets& total = at[count];
     auto n_node = new_array<int32_t>({n}), n_edge = new_array<int32_t>({n});
-    auto node_features = new_array<float>({nodes, kNodeFeatureDim});
-    auto edge_features = new_array<float>({edges, kEdgeFeatureDim});
-    auto senders = new_array<int32_t>({edges}), receivers = new_array<int32_t>({edges});
+    auto node_features = new_array<float>({total.node, kNodeFeatureDim});
+    auto edge_features = new_array<float>({total.edge, kEdgeFeatureDim});
+    auto senders = new_array<int32_t>({total.edge}), receivers = new_array<int32_t>({total.edge});
     auto globals = new_array<float>({n, kGlobalFeatureDim});
-    auto node_op = new_array<int32_t>({nodes});
+    auto node_op = new_array<int32_t>({total.node});
     auto location_begin = new_array<int32_t>({n, x + 1});
     auto location_offset = new_array<int32_t>({n});
-    auto node_begin = new_array<int32_t>({locations + 1});
-    auto match_nodes = new_array<int32_t>({matched});
-    py::ssize_t node_at = 0, edge_at = 0, location_at = 0, match_at = 0;
-    for (py::ssize_t i = 0; i < n; ++i) {
-      const Observation& o = *slots_[static_cast<size_t>(i)].observation;
+    auto node_begin = new_array<int32_t>({total.location + 1});
+    auto match_nodes = new_array<int32_t>({total.match});
+    struct Out {
+      int32_t *n_node, *n_edge, *senders, *receivers, *node_op, *location_begin, *location_offset, *node_begin,
+          *match_nodes;
+      float *node_features, *edge_features, *globals;
+    } out{n_node.mutable_data(),         n_edge.mutable_data(),     senders.mutable_data(),
+          receivers.mutable_data(),      node_op.mutable_data(),    location_begin.mutable_data(),
+          location_offset.mutable_data(), node_begin.mutable_data(), match_nodes.mutable_data(),
+          node_features.mutable_data(),  edge_features.mutable_data(), globals.mutable_data()};
+    const auto begin_row = static_cast<size_t>(x) + 1;
+    for (size_t i = 0; i < count; ++i) {
+      const Observation& o = *envs_.slot(i).observation;
       const GraphTuple& g = o.graph;
-      std::memcpy(xfer_mask.mutable_data(i, 0), o.xfer_mask.data(), o.xfer_mask.size());
-      std::memcpy(location_mask.mutable_data(i, 0, 0), o.location_mask.data(), o.location_mask.size());
-      n_node.mutable_at(i) = g.num_nodes;
-      n_edge.mutable_at(i) = g.num_edges;
-      std::memcpy(node_features.mutable_data() + node_at * kNodeFeatureDim, g.node_features.data(),
+      const Offsets& a = at[i];
+      const auto node_base = static_cast<int32_t>(a.node), match_base = static_cast<int32_t>(a.match);
+      out.n_node[i] = g.num_nodes;
+      out.n_edge[i] = g.num_edges;
+      std::memcpy(out.node_features + a.node * kNodeFeatureDim, g.node_features.data(),
                   g.node_features.size() * sizeof(float));
-      std::memcpy(edge_features.mutable_data() + edge_at * kEdgeFeatureDim, g.edge_features.data(),
+      std::memcpy(out.edge_features + a.edge * kEdgeFeatureDim, g.edge_features.data(),
                   g.edge_features.size() * sizeof(float));
       for (int32_t e = 0; e < g.num_edges; ++e) {
-        senders.mutable_at(edge_at + e) = g.senders[static_cast<size_t>(e)] + static_cast<int32_t>(node_at);
-        receivers.mutable_at(edge_at + e) = g.receivers[static_cast<size_t>(e)] + static_cast<int32_t>(node_at);
+        out.senders[a.edge + e] = g.senders[static_cast<size_t>(e)] + node_base;
+        out.receivers[a.edge + e] = g.receivers[static_cast<size_t>(e)] + node_base;
       }
-      std::memcpy(globals.mutable_data(i, 0), g.globals.data(), g.globals.size() * sizeof(float));
-      std::memcpy(node_op.mutable_data() + node_at, g.node_op.data(), g.node_op.size() * sizeof(int32_t));
-      std::memcpy(location_begin.mutable_data(i, 0), o.location_begin.data(), o.location_begin.size() * sizeof(int32_t));
-      location_offset.mutable_at(i) = static_cast<int32_t>(location_at);
+      std::memcpy(out.globals + i * kGlobalFeatureDim, g.globals.data(), g.globals.size() * sizeof(float));
+      std::memcpy(out.node_op + a.node, g.node_op.data(), g.node_op.size() * sizeof(int32_t));
+      std::memcpy(out.location_begin + i * begin_row, o.location_begin.data(),
+                  std::min(begin_row, o.location_begin.size()) * sizeof(int32_t));
+      out.location_offset[i] = static_cast<int32_t>(a.location);
       const auto own_locations = static_cast<py::ssize_t>(o.node_begin.size()) - 1;
       for (py::ssize_t k = 0; k < own_locations; ++k)
-        node_begin.mutable_at(location_at + k) = o.node_begin[static_cast<size_t>(k)] + static_cast<int32_t>(match_at);
+        out.node_begin[a.location + k] = o.node_begin[static_cast<size_t>(k)] + match_base;
       for (size_t k = 0; k < o.match_nodes.size(); ++k)
-        match_nodes.mutable_at(match_at + static_cast<py::ssize_t>(k)) = o.match_nodes[k] + static_cast<int32_t>(node_at);
-      node_at += g.num_nodes;
-      edge_at += g.num_edges;
-      location_at += own_locations;
-      match_at += static_cast<py::ssize_t>(o.match_nodes.size());
+        out.match_nodes[a.match + static_cast<py::ssize_t>(k)] = o.match_nodes[k] + node_base;
     }
-    node_begin.mutable_at(location_at) = static_cast<int32_t>(match_at);
-    py::dict out;
-    out["xfer_mask"] = xfer_mask;
-    out["location_mask"] = location_mask;
-    out["n_node"] = n_node;
-    out["n_edge"] = n_edge;
-    out["node_features"] = node_features;
-    out["edge_features"] = edge_features;
-    out["senders"] = senders;
-    out["receivers"] = receivers;
-    out["globals"] = globals;
-    out["node_op"] = node_op;
-    out["location_begin"] = location_begin;
-    out["location_offset"] = location_offset;
-    out["node_begin"] = node_begin;
-    out["match_nodes"] = match_nodes;
-    return out;
+    out.node_begin[total.location] = static_cast<int32_t>(total.match);
+    py::dict result;
+    result["xfer_mask"] = std::move(masks.xfer_mask);
+    result["location_mask"] = masks.locations.to_array();
+    result["n_node"] = n_node;
+    result["n_edge"] = n_edge;
+    result["node_features"] = node_features;
+    result["edge_features"] = edge_features;
+    result["senders"] = senders;
+    result["receivers"] = receivers;
+    result["globals"] = globals;
+    result["node_op"] = node_op;
+    result["location_begin"] = location_begin;
+    result["location_offset"] = location_offset;
+    result["node_begin"] = node_begin;
+    result["match_nodes"] = match_nodes;
+    return result;
   }
 
   py::dict infos() const {
-    const auto n = static_cast<py::ssize_t>(slots_.size());
+    const auto n = static_cast<py::ssize_t>(envs_.size());
     py::array_t<double> cost(n), initial(n), reduction(n);
     py::array_t<int32_t> steps(n);
     py::list rules, end_reasons;
     for (py::ssize_t i = 0; i < n; ++i) {
-      const Slot& s = slots_[static_cast<size_t>(i)];
+      const VectorEnvSlot& s = envs_.slot(static_cast<size_t>(i));
       cost.mutable_at(i) = s.env->cost_ms();
       initial.mutable_at(i) = s.env->initial_cost_ms();
       reduction.mutable_at(i) = reduction_pct(*s.env);
@@ -237,9 +244,9 @@ class PythonVectorEnv {
     return info;
   }
 
-  RuleMatcher matcher_;
-  std::vector<Slot> slots_;
-  WorkerThreads threads_;
+  RuleMatcher matcher_;  // before envs_, which holds a reference to it
+  VectorGraphEnv envs_;
+  std::shared_ptr<LocationMaskPool> location_masks_;
 };
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "learner/compute_threads.h"
-#include "learner/worker_threads.h"
+#include "common/worker_threads.h"
 
 namespace graphworld {
 namespace {

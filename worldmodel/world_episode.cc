@@ -63,32 +63,49 @@ WorldStep world_step_from(const Observation& observation, Action action, double 
   return step;
 }
 
-std::vector<WorldEpisode> episodes_from_stored_steps(const std::vector<StoredStep>& steps,
-                                                     const ReplayFunction& replay) {
-  std::vector<WorldEpisode> finished;
-  std::map<std::pair<uint32_t, int32_t>, WorldEpisode> open;  // by (actor id, env slot)
-  replay(steps, [&](size_t i, const Observation& observation) {
-    const StoredStep& s = steps[i];
+void StoredEpisodeAssembler::add(const std::vector<StoredStep>& slice, const ReplayFunction& replay,
+                                 const Emit& emit) {
+  replay(slice, [&](size_t i, const Observation& observation) {
+    const StoredStep& s = slice[i];
     const auto key = std::make_pair(s.actor_id, s.env_slot);
-    auto it = open.find(key);
-    if (s.episode_step == 0 || it == open.end() ||
+    auto it = open_.find(key);
+    if (s.episode_step == 0 || it == open_.end() ||
         static_cast<int32_t>(it->second.steps.size()) != s.episode_step) {
-      if (it != open.end() && !it->second.steps.empty()) finished.push_back(std::move(it->second));
+      if (it != open_.end() && !it->second.steps.empty()) emit(std::move(it->second));
       if (s.episode_step != 0) {  // history missing: wait for the next episode's start
-        if (it != open.end()) open.erase(it);
+        if (it != open_.end()) open_.erase(it);
         return;
       }
-      it = open.insert_or_assign(key, WorldEpisode{}).first;
+      it = open_.insert_or_assign(key, WorldEpisode{}).first;
       it->second.graph_index = s.graph_index;
     }
     it->second.steps.push_back(world_step_from(observation, {s.xfer, s.location}, s.reward, s.done != 0));
     if (s.done) {
-      finished.push_back(std::move(it->second));
-      open.erase(it);
+      emit(std::move(it->second));
+      open_.erase(it);
     }
   });
-  for (auto& [key, episode] : open)
-    if (!episode.steps.empty()) finished.push_back(std::move(episode));
+}
+
+void StoredEpisodeAssembler::finish(const Emit& emit) {
+  for (auto& [key, episode] : open_)
+    if (!episode.steps.empty()) emit(std::move(episode));
+  open_.clear();
+}
+
+int64_t StoredEpisodeAssembler::open_steps() const {
+  int64_t n = 0;
+  for (const auto& [key, episode] : open_) n += static_cast<int64_t>(episode.steps.size());
+  return n;
+}
+
+std::vector<WorldEpisode> episodes_from_stored_steps(const std::vector<StoredStep>& steps,
+                                                     const ReplayFunction& replay) {
+  std::vector<WorldEpisode> finished;
+  const StoredEpisodeAssembler::Emit keep = [&](WorldEpisode&& e) { finished.push_back(std::move(e)); };
+  StoredEpisodeAssembler assembler;
+  assembler.add(steps, replay, keep);
+  assembler.finish(keep);
   return finished;
 }
 
@@ -169,19 +186,24 @@ int32_t XferVocabulary::index_of(int32_t xfer) const {
   return index_[static_cast<size_t>(xfer)];
 }
 
-void split_episodes(const std::vector<WorldEpisode>& all, double holdout_fraction, uint64_t seed,
-                    std::vector<WorldEpisode>& train, std::vector<WorldEpisode>& held_out) {
+std::vector<bool> held_out_by_shuffle(size_t count, double holdout_fraction, uint64_t seed) {
   if (!(holdout_fraction > 0 && holdout_fraction < 1)) throw UsageError("the held-out fraction must be in (0, 1)");
-  train.clear();
-  held_out.clear();
   std::mt19937_64 rng(seed);
-  std::vector<size_t> order(all.size());
+  std::vector<size_t> order(count);
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::shuffle(order.begin(), order.end(), rng);
-  size_t hold = static_cast<size_t>(std::llround(holdout_fraction * static_cast<double>(all.size())));
-  if (all.size() >= 2) hold = std::clamp<size_t>(hold, 1, all.size() - 1);
-  std::vector<bool> is_held(all.size(), false);
+  size_t hold = static_cast<size_t>(std::llround(holdout_fraction * static_cast<double>(count)));
+  if (count >= 2) hold = std::clamp<size_t>(hold, 1, count - 1);
+  std::vector<bool> is_held(count, false);
   for (size_t i = 0; i < hold && i < order.size(); ++i) is_held[order[i]] = true;
+  return is_held;
+}
+
+void split_episodes(const std::vector<WorldEpisode>& all, double holdout_fraction, uint64_t seed,
+                    std::vector<WorldEpisode>& train, std::vector<WorldEpisode>& held_out) {
+  const std::vector<bool> is_held = held_out_by_shuffle(all.size(), holdout_fraction, seed);
+  train.clear();
+  held_out.clear();
   for (size_t i = 0; i < all.size(); ++i) (is_held[i] ? held_out : train).push_back(all[i]);
 }
 
@@ -191,14 +213,23 @@ bool held_out_on_arrival(int64_t arrival, double holdout_fraction) {
   return arrival % every == 0;
 }
 
+std::vector<bool> held_out_by_arrival(const std::vector<bool>& complete, double holdout_fraction) {
+  // A run learns from whole episodes only; a store's unfinished ones train.
+  std::vector<bool> is_held(complete.size(), false);
+  int64_t arrival = 0;
+  for (size_t i = 0; i < complete.size(); ++i)
+    is_held[i] = complete[i] && held_out_on_arrival(++arrival, holdout_fraction);
+  return is_held;
+}
+
 void split_episodes_by_arrival(const std::vector<WorldEpisode>& all, double holdout_fraction,
                                std::vector<WorldEpisode>& train, std::vector<WorldEpisode>& held_out) {
+  std::vector<bool> complete(all.size());
+  for (size_t i = 0; i < all.size(); ++i) complete[i] = all[i].complete();
+  const std::vector<bool> is_held = held_out_by_arrival(complete, holdout_fraction);
   train.clear();
   held_out.clear();
-  // A run learns from whole episodes only; a store's unfinished ones train.
-  int64_t arrival = 0;
-  for (const WorldEpisode& e : all)
-    (e.complete() && held_out_on_arrival(++arrival, holdout_fraction) ? held_out : train).push_back(e);
+  for (size_t i = 0; i < all.size(); ++i) (is_held[i] ? held_out : train).push_back(all[i]);
 }
 
 int64_t count_steps(const std::vector<WorldEpisode>& episodes) {

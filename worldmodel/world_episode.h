@@ -10,8 +10,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/rollout_store.h"
@@ -64,6 +66,24 @@ size_t useful_steps(const WorldEpisode& episode, int32_t max_steps);
 using ReplayFunction = std::function<void(const std::vector<StoredStep>&,
                                           const std::function<void(size_t, const Observation&)>&)>;
 std::vector<WorldEpisode> episodes_from_stored_steps(const std::vector<StoredStep>& steps, const ReplayFunction& replay);
+
+// The same over a store read in consecutive slices (a store larger than
+// memory): episodes still open at the end of a slice carry over to the
+// next, and `emit` receives each one as it ends, in the order the whole
+// store at once would give them. `replay` must carry its environments
+// between calls, as ObservationReplay does.
+class StoredEpisodeAssembler {
+ public:
+  using Emit = std::function<void(WorldEpisode&&)>;
+  void add(const std::vector<StoredStep>& slice, const ReplayFunction& replay, const Emit& emit);
+  // The episodes the data leaves unfinished, by (actor id, env slot).
+  void finish(const Emit& emit);
+  // Steps held in episodes not yet emitted.
+  int64_t open_steps() const;
+
+ private:
+  std::map<std::pair<uint32_t, int32_t>, WorldEpisode> open_;
+};
 
 // Plays `count` episodes of `env`: `choose` picks each action from the
 // observation and the number of steps already taken in the episode
@@ -120,6 +140,12 @@ void split_episodes(const std::vector<WorldEpisode>& all, double holdout_fractio
 bool held_out_on_arrival(int64_t arrival, double holdout_fraction);
 void split_episodes_by_arrival(const std::vector<WorldEpisode>& all, double holdout_fraction,
                                std::vector<WorldEpisode>& train, std::vector<WorldEpisode>& held_out);
+
+// Both splits as flags over episode indices (true: held out), for episodes
+// not held in memory (worldmodel/episode_source.h); `complete[i]` says
+// whether episode i ended. The functions above are these.
+std::vector<bool> held_out_by_shuffle(size_t count, double holdout_fraction, uint64_t seed);
+std::vector<bool> held_out_by_arrival(const std::vector<bool>& complete, double holdout_fraction);
 
 int64_t count_steps(const std::vector<WorldEpisode>& episodes);
 

@@ -70,13 +70,18 @@ torch::Tensor WorldModel::Impl::encoder_inputs(const std::vector<WorldStep>& ste
   return torch::tensor(all).reshape({static_cast<int64_t>(steps.size()), encoder_input_dim()});
 }
 
-void WorldModel::Impl::set_starts(const std::vector<const WorldEpisode*>& episodes) {
-  std::map<int32_t, const WorldStep*> first;
-  for (const WorldEpisode* e : episodes)
-    if (!e->steps.empty()) first.emplace(e->graph_index, &e->steps.front());
+void WorldModel::Impl::set_starts(const EpisodeWalk& walk) {
+  std::map<int32_t, WorldStep> first;
+  walk([&](const WorldEpisode& e) {
+    if (!e.steps.empty() && !first.count(e.graph_index)) first.emplace(e.graph_index, e.steps.front());
+  });
   std::vector<WorldStep> steps;
-  for (const auto& [graph, step] : first) steps.push_back(*step);
+  for (auto& [graph, step] : first) steps.push_back(std::move(step));
   if (!steps.empty()) starts = encoder_inputs(steps);
+}
+
+void WorldModel::Impl::set_starts(const std::vector<const WorldEpisode*>& episodes) {
+  set_starts(walk_of(episodes));
 }
 
 torch::Tensor WorldModel::Impl::counts_after(const torch::Tensor& counts, torch::Tensor change,
@@ -87,6 +92,10 @@ torch::Tensor WorldModel::Impl::counts_after(const torch::Tensor& counts, torch:
 }
 
 void WorldModel::Impl::set_support(const std::vector<const WorldEpisode*>& episodes) {
+  set_support(walk_of(episodes));
+}
+
+void WorldModel::Impl::set_support(const EpisodeWalk& walk) {
   const int32_t v = vocabulary.size();
   constexpr float kUnseen = -std::numeric_limits<float>::infinity();
   std::vector<float> change(static_cast<size_t>(v), kUnseen), reward(static_cast<size_t>(v) + 1, kUnseen);
@@ -99,8 +108,7 @@ void WorldModel::Impl::set_support(const std::vector<const WorldEpisode*>& episo
   // An episode that ran into the horizon counts up to its best step only
   // (useful_steps): counting its loop would let the dream loop for as long,
   // leaving it out whole would hide how far the controller really got.
-  for (const WorldEpisode* episode : episodes) {
-    const WorldEpisode& e = *episode;
+  walk([&](const WorldEpisode& e) {
     std::vector<float> applied(static_cast<size_t>(v), 0.0f);
     const size_t counted = useful_steps(e, info.max_steps);
     for (size_t t = 0; t < e.steps.size(); ++t) {
@@ -118,7 +126,7 @@ void WorldModel::Impl::set_support(const std::vector<const WorldEpisode*>& episo
       float& c = change[static_cast<size_t>(index)];
       c = std::max(c, count_of(e.steps[t + 1], step.xfer) - count_of(step, step.xfer));
     }
-  }
+  });
   for (float& c : change)
     if (c == kUnseen) c = -1.0f;
   for (float& r : reward)
@@ -130,17 +138,24 @@ void WorldModel::Impl::set_support(const std::vector<const WorldEpisode*>& episo
 }
 
 void WorldModel::Impl::start_rule_rewards(const std::vector<WorldEpisode>& episodes) {
+  start_rule_rewards([&](const EpisodeVisitor& visit) {
+    for (const WorldEpisode& e : episodes) visit(e);
+  });
+}
+
+void WorldModel::Impl::start_rule_rewards(const EpisodeWalk& walk) {
   torch::Tensor& term = rnn->reward_by_choice();
   if (!term.defined() || term.ne(0).any().item<bool>()) return;
   const int32_t v = vocabulary.size();
   std::vector<double> sum(static_cast<size_t>(v) + 1, 0.0), count(sum.size(), 0.0);
-  for (const WorldEpisode& e : episodes)
+  walk([&](const WorldEpisode& e) {
     for (const WorldStep& step : e.steps) {
       const int32_t index = vocabulary.index_of(step.xfer);
       if (index < 0) continue;
       sum[static_cast<size_t>(index)] += step.reward;
       count[static_cast<size_t>(index)] += 1.0;
     }
+  });
   std::vector<float> mean(sum.size(), 0.0f);
   for (size_t i = 0; i < mean.size(); ++i)
     if (count[i] > 0) mean[i] = static_cast<float>(sum[i] / count[i]);

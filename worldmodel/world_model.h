@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "worldmodel/episode_source.h"
 #include "worldmodel/world_episode.h"
 
 namespace graphworld {
@@ -64,7 +65,7 @@ struct WorldModelEpochReport {
   double train_loss = 0, held_out_loss = 0;       // encoder: reconstruction
   WorldModelHeadLosses train, held_out;           // mdn-rnn: per head
   double seconds = 0;
-  int64_t steps = 0;  // training steps this epoch went over (padding excluded)
+  int64_t steps = 0;  // training steps this epoch trained on (padding excluded)
   // The matrix-product work of the epoch's training passes over those steps
   // (forward and backward, padding excluded; held-out scoring not counted),
   // in GFLOP: 6 FLOPs per matrix weight of the phase's network per step.
@@ -98,6 +99,13 @@ struct WorldModelTrainOptions {
   // caller resolves it: learner/compute_device.h). The model comes back to
   // the CPU at the end, as it was saved and is loaded.
   std::string device = "cpu";
+  // Steps held in memory as training tensors at once, padding included
+  // (about 2.5 KiB a step at the default sizes), for each of the training
+  // and the held-out data. Data that fits is built once and kept; more is
+  // cut into parts of at most this many steps, each a random share of the
+  // batches, rebuilt from the episode source whenever an epoch reaches it
+  // (parts in a new random order every epoch, batches shuffled within).
+  int64_t resident_steps = 1'000'000;
   std::function<void(const WorldModelEpochReport&)> on_epoch;  // progress, once per epoch
 };
 
@@ -128,6 +136,11 @@ class WorldModel {
              const WorldModelTrainOptions& options);
   WorldModelHeadLosses losses(const std::vector<WorldEpisode>& episodes) const;
   WorldModelAccuracy evaluate(const std::vector<WorldEpisode>& episodes) const;
+  // The same over episodes wherever they are kept (an EpisodeFile for a
+  // store too large for memory): read a batch at a time.
+  void train(const EpisodeSource& train, const EpisodeSource& held_out, const WorldModelTrainOptions& options);
+  WorldModelHeadLosses losses(const EpisodeSource& episodes) const;
+  WorldModelAccuracy evaluate(const EpisodeSource& episodes) const;
 
   void save(const std::string& path) const;
   // FormatError naming the file and what is wrong (not a world model,

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,16 @@ inline int64_t matrix_weights(const torch::nn::Module& module) {
 void load_with_shapes(torch::nn::Module& module, torch::serialize::InputArchive& archive, const std::string& path,
                       const std::string& what);
 
+// Calls a visitor on each of some episodes, in order: episodes in memory,
+// or read one at a time from an EpisodeSource (a store too large to hold).
+using EpisodeVisitor = std::function<void(const WorldEpisode&)>;
+using EpisodeWalk = std::function<void(const EpisodeVisitor&)>;
+inline EpisodeWalk walk_of(const std::vector<const WorldEpisode*>& episodes) {
+  return [&episodes](const EpisodeVisitor& visit) {
+    for (const WorldEpisode* e : episodes) visit(*e);
+  };
+}
+
 struct WorldModel::Impl {
   WorldModelConfig config;
   XferVocabulary vocabulary;
@@ -114,6 +125,7 @@ struct WorldModel::Impl {
   // graph g. Saved with the model.
   torch::Tensor starts;
   void set_starts(const std::vector<const WorldEpisode*>& episodes);
+  void set_starts(const EpisodeWalk& episodes);
   // What the training data supports, which the dream does not go beyond
   // (a controller trained in the dream hunts for predictions the data never
   // backed): per vocabulary rule, the largest change of its own location
@@ -127,10 +139,12 @@ struct WorldModel::Impl {
   // with the model.
   torch::Tensor self_change_max, reward_max, applications_max;
   void set_support(const std::vector<const WorldEpisode*>& episodes);
+  void set_support(const EpisodeWalk& episodes);
   // Starts the reward's per-rule term at each rule's mean reward in
   // `episodes` (0 for rules they never apply), if it has not learned yet
   // (all zero): the LSTM's part then learns only what the state adds.
   void start_rule_rewards(const std::vector<WorldEpisode>& episodes);
+  void start_rule_rewards(const EpisodeWalk& episodes);
   EpisodeBatch batch(const std::vector<const WorldEpisode*>& episodes) const;
   // The MDN-RNN's per-step input beside z: the mask [.., V] (first, see
   // MdnRnnConfig::mask_leads_action), log(1 + locations) / 4 [.., V] (a

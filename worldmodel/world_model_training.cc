@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -12,6 +13,7 @@
 #include "learner/compute_threads.h"
 #include "learner/flat_adam.h"
 #include "learner/flat_parameters.h"
+#include "worldmodel/batch_parts.h"
 #include "worldmodel/lstm_sequence.h"
 #include "worldmodel/world_model.h"
 #include "worldmodel/world_model_modules.h"
@@ -27,12 +29,43 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::vector<const WorldEpisode*> pointers(const std::vector<WorldEpisode>& episodes) {
-  std::vector<const WorldEpisode*> out;
-  for (const WorldEpisode& e : episodes)
-    if (!e.steps.empty()) out.push_back(&e);
-  return out;
+// A batch's tensors from its episodes' indices: episodes kept in memory
+// are read in place, others read from their source for as long as it takes.
+EpisodeBatch batch_of(const WorldModel::Impl& m, const EpisodeSource& source, const EpisodeIndices& indices) {
+  std::vector<WorldEpisode> scratch(indices.size());
+  std::vector<const WorldEpisode*> episodes;
+  episodes.reserve(indices.size());
+  for (size_t k = 0; k < indices.size(); ++k) episodes.push_back(&source.episode(indices[k], scratch[k]));
+  return m.batch(episodes);
 }
+
+// One part's items at a time (its batches, or what they prepare): a part
+// is built when reached, and kept until another is; with a single part,
+// for the whole of training.
+template <typename T>
+class PartCache {
+ public:
+  using Build = std::function<std::vector<T>(size_t part)>;
+  explicit PartCache(Build build) : build_(std::move(build)) {}
+  const std::vector<T>& get(size_t part) {
+    if (part != loaded_) {
+      clear();
+      items_ = build_(part);
+      loaded_ = part;
+    }
+    return items_;
+  }
+  void clear() {
+    std::vector<T>().swap(items_);
+    loaded_ = kNone;
+  }
+
+ private:
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+  Build build_;
+  std::vector<T> items_;
+  size_t loaded_ = kNone;
+};
 
 // Batches for measuring, without gradients: larger than training's.
 constexpr int64_t kMeasureBatchSteps = 4096;
@@ -91,11 +124,17 @@ std::vector<std::vector<const WorldEpisode*>> batches_by_length(std::vector<cons
 
 void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector<WorldEpisode>& held_out,
                        const WorldModelTrainOptions& options) {
+  this->train(EpisodesInMemory(train), EpisodesInMemory(held_out), options);
+}
+
+void WorldModel::train(const EpisodeSource& train, const EpisodeSource& held_out,
+                       const WorldModelTrainOptions& options) {
   if (options.batch_steps < 1 || options.min_batches < 1)
     throw UsageError("world model training needs batch_steps >= 1 and min_batches >= 1");
   if (!(options.learning_rate > 0)) throw UsageError("world model training needs a positive learning rate");
+  if (options.resident_steps < 1) throw UsageError("world model training needs resident_steps >= 1");
   Impl& m = *impl_;
-  if (pointers(train).empty()) throw UsageError("world model training needs at least one episode with steps");
+  if (!train.has_steps()) throw UsageError("world model training needs at least one episode with steps");
   torch::manual_seed(options.seed);
   std::mt19937_64 rng(options.seed);
   // Late epochs drive gradients into the denormal range (compute_threads.h).
@@ -114,10 +153,13 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
   } back_to_cpu{m, !on_cpu};
   if (!on_cpu) m.to_device(device);
 
-  // Batches are built once: the data does not change between epochs.
-  std::vector<EpisodeBatch> train_batches, held_batches;
-  const int64_t train_steps = count_steps(train);
+  // Batches are built once and kept when they fit in options.resident_steps
+  // (the data does not change between epochs); more data is trained a part
+  // at a time, each rebuilt from its source when an epoch reaches it.
+  const int64_t train_steps = train.total_steps();
   const int64_t batch_steps = std::max<int64_t>(1, std::min<int64_t>(options.batch_steps, train_steps / options.min_batches));
+  const BatchParts train_parts(train, batch_steps, options.resident_steps, options.seed);
+  const BatchParts held_parts(held_out, kMeasureBatchSteps, options.resident_steps, options.seed + 1);
   auto on_device = [&](EpisodeBatch b) {
     if (on_cpu) return b;
     for (torch::Tensor* t : {&b.encoder_input, &b.mask, &b.action, &b.reward, &b.done, &b.done_by_rule,
@@ -125,45 +167,68 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
       *t = t->to(device);
     return b;
   };
-  for (const auto& group : batches_by_length(pointers(train), batch_steps))
-    train_batches.push_back(on_device(m.batch(group)));
-  for (const auto& group : batches_by_length(pointers(held_out), kMeasureBatchSteps))
-    held_batches.push_back(on_device(m.batch(group)));
+  auto batches_of = [&](const BatchParts& parts) {
+    return [&](size_t p) {
+      std::vector<EpisodeBatch> out;
+      for (const EpisodeIndices& group : parts.part(p)) out.push_back(on_device(batch_of(m, parts.source(), group)));
+      return out;
+    };
+  };
+  PartCache<EpisodeBatch> train_batches(batches_of(train_parts)), held_batches(batches_of(held_parts));
+  // Each part keeps its own batch order, shuffled again every epoch; parts
+  // are taken in a new random order every epoch (a lone part: no draw, so
+  // training on data that fits is what it always was).
+  auto visit_parts = [&rng](const BatchParts& parts, std::vector<std::vector<size_t>>& orders, const auto& visit) {
+    std::vector<size_t> part_order(parts.parts());
+    std::iota(part_order.begin(), part_order.end(), 0);
+    if (part_order.size() > 1) std::shuffle(part_order.begin(), part_order.end(), rng);
+    for (size_t p : part_order) {
+      std::vector<size_t>& order = orders[p];
+      if (order.empty()) {
+        order.resize(parts.part(p).size());
+        std::iota(order.begin(), order.end(), 0);
+      }
+      std::shuffle(order.begin(), order.end(), rng);
+      visit(p, order);
+    }
+  };
 
   // Phase 1, the encoder: an autoencoder over the training steps' inputs.
   if (options.encoder_epochs > 0) {
     torch::optim::Adam optimizer(m.encoder->parameters(), torch::optim::AdamOptions(options.learning_rate));
-    std::vector<size_t> order(train_batches.size());
-    std::iota(order.begin(), order.end(), 0);
+    std::vector<std::vector<size_t>> orders(train_parts.parts());
     for (int32_t epoch = 1; epoch <= options.encoder_epochs; ++epoch) {
       const auto start = std::chrono::steady_clock::now();
-      std::shuffle(order.begin(), order.end(), rng);
       double sum = 0, weight = 0;
-      for (size_t i : order) {
-        const EpisodeBatch& b = train_batches[i];
-        optimizer.zero_grad();
-        const torch::Tensor loss = reconstruction_loss(m.encoder, b.encoder_input, v, b.valid);
-        loss.backward();
-        optimizer.step();
-        const double w = b.valid.sum().item<double>();
-        sum += loss.item<double>() * w;
-        weight += w;
-      }
+      visit_parts(train_parts, orders, [&](size_t part, const std::vector<size_t>& order) {
+        const std::vector<EpisodeBatch>& batches = train_batches.get(part);
+        for (size_t i : order) {
+          const EpisodeBatch& b = batches[i];
+          optimizer.zero_grad();
+          const torch::Tensor loss = reconstruction_loss(m.encoder, b.encoder_input, v, b.valid);
+          loss.backward();
+          optimizer.step();
+          const double w = b.valid.sum().item<double>();
+          sum += loss.item<double>() * w;
+          weight += w;
+        }
+      });
       WorldModelEpochReport report;
       report.phase = "encoder";
-      report.steps = train_steps;
-      report.gflop = 6.0 * static_cast<double>(matrix_weights(*m.encoder)) * static_cast<double>(train_steps) / 1e9;
+      report.steps = static_cast<int64_t>(weight);  // the steps trained on (all, unless a part was missed)
+      report.gflop = 6.0 * static_cast<double>(matrix_weights(*m.encoder)) * weight / 1e9;
       report.epoch = epoch;
       report.epochs = options.encoder_epochs;
       report.train_loss = sum / std::max(1.0, weight);
       {
         torch::NoGradGuard no_grad;
         double hs = 0, hw = 0;
-        for (const EpisodeBatch& b : held_batches) {
-          const double w = b.valid.sum().item<double>();
-          hs += reconstruction_loss(m.encoder, b.encoder_input, v, b.valid).item<double>() * w;
-          hw += w;
-        }
+        for (size_t part = 0; part < held_parts.parts(); ++part)
+          for (const EpisodeBatch& b : held_batches.get(part)) {
+            const double w = b.valid.sum().item<double>();
+            hs += reconstruction_loss(m.encoder, b.encoder_input, v, b.valid).item<double>() * w;
+            hw += w;
+          }
         report.held_out_loss = hs / std::max(1.0, hw);
       }
       report.seconds = seconds_since(start);
@@ -179,7 +244,7 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
   const int threads = at::get_num_threads();
   const ComputeThreads one_thread(threads >= 2 && on_cpu ? 1 : threads);
   const LstmSideBySide side_by_side(threads >= 2 && on_cpu);
-  m.start_rule_rewards(train);
+  m.start_rule_rewards([&](const EpisodeVisitor& visit) { train.for_each(visit); });
   auto latent = [&](const EpisodeBatch& b) {
     torch::NoGradGuard no_grad;
     return m.encoder->encode(b.encoder_input);
@@ -200,17 +265,27 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
     p.weight = b.valid.sum().item<double>();
     return p;
   };
-  std::vector<Prepared> train_data, held_data;
-  for (const EpisodeBatch& b : train_batches) train_data.push_back(prepare(b));
-  for (const EpisodeBatch& b : held_batches) held_data.push_back(prepare(b));
+  // A part's batches are let go once prepared, unless they are the only
+  // part (then both stay, as they always did).
+  auto prepared_of = [&](const BatchParts& parts, PartCache<EpisodeBatch>& batches) {
+    return [&](size_t p) {
+      std::vector<Prepared> out;
+      for (const EpisodeBatch& b : batches.get(p)) out.push_back(prepare(b));
+      if (parts.parts() > 1) batches.clear();
+      return out;
+    };
+  };
+  PartCache<Prepared> train_data(prepared_of(train_parts, train_batches)),
+      held_data(prepared_of(held_parts, held_batches));
   auto held_out_losses = [&] {
     torch::NoGradGuard no_grad;
     WorldModelHeadLosses held_sum;
     double held_weight = 0;
-    for (const Prepared& p : held_data) {
-      add_weighted(held_sum, to_doubles(m.rnn->losses(m.rnn->forward(p.z, p.condition), p.targets)), p.weight);
-      held_weight += p.weight;
-    }
+    for (size_t part = 0; part < held_parts.parts(); ++part)
+      for (const Prepared& p : held_data.get(part)) {
+        add_weighted(held_sum, to_doubles(m.rnn->losses(m.rnn->forward(p.z, p.condition), p.targets)), p.weight);
+        held_weight += p.weight;
+      }
     scale(held_sum, 1.0 / std::max(1.0, held_weight));
     return held_sum;
   };
@@ -238,46 +313,47 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
   // Adam's step, memory-bound, on every core (started here: the threads
   // inherit the denormal setting).
   WorkerThreads adam_threads(on_cpu ? std::max(1, threads) : 1);
-  std::vector<size_t> order(train_batches.size());
-  std::iota(order.begin(), order.end(), 0);
+  std::vector<std::vector<size_t>> orders(train_parts.parts());
   // The weights of the epoch with the lowest held-out loss are kept: past
   // it the model learns the training episodes by heart.
   double best_loss = std::numeric_limits<double>::infinity();
   std::vector<torch::Tensor> best;
   for (int32_t epoch = 1; epoch <= options.epochs; ++epoch) {
     const auto start = std::chrono::steady_clock::now();
-    std::shuffle(order.begin(), order.end(), rng);
     WorldModelHeadLosses sum;
     double weight = 0;
     m.rnn->train();
-    for (size_t i : order) {
-      const Prepared& p = train_data[i];
-      flat.gradients().zero_();
-      const MdnRnnOutput out = m.rnn->forward(p.z, p.condition);
-      const MdnRnnLosses l = m.rnn->losses(out, p.targets);
-      const torch::Tensor total = l.total(m.config.latent_dim);
-      if (!std::isfinite(total.item<double>())) continue;  // a bad batch must not poison the weights
-      total.backward();
-      clip_flat_gradients(flat, 1.0);
-      flat_adam.step(&adam_threads);
-      add_weighted(sum, to_doubles(l), p.weight);
-      weight += p.weight;
-    }
+    visit_parts(train_parts, orders, [&](size_t part, const std::vector<size_t>& order) {
+      const std::vector<Prepared>& data = train_data.get(part);
+      for (size_t i : order) {
+        const Prepared& p = data[i];
+        flat.gradients().zero_();
+        const MdnRnnOutput out = m.rnn->forward(p.z, p.condition);
+        const MdnRnnLosses l = m.rnn->losses(out, p.targets);
+        const torch::Tensor total = l.total(m.config.latent_dim);
+        if (!std::isfinite(total.item<double>())) continue;  // a bad batch must not poison the weights
+        total.backward();
+        clip_flat_gradients(flat, 1.0);
+        flat_adam.step(&adam_threads);
+        add_weighted(sum, to_doubles(l), p.weight);
+        weight += p.weight;
+      }
+    });
     m.rnn->eval();
     scale(sum, 1.0 / std::max(1.0, weight));
     WorldModelEpochReport report;
     report.phase = "mdn-rnn";
-    report.steps = train_steps;
-    report.gflop = 6.0 * static_cast<double>(matrix_weights(*m.rnn)) * static_cast<double>(train_steps) / 1e9;
+    report.steps = static_cast<int64_t>(weight);  // the steps trained on (a batch whose loss is not finite is not)
+    report.gflop = 6.0 * static_cast<double>(matrix_weights(*m.rnn)) * weight / 1e9;
     report.epoch = epoch;
     report.epochs = options.epochs;
     report.train = sum;
     report.train_loss = sum.total(m.config.latent_dim);
-    if (!held_out.empty()) {
+    if (held_parts.parts() > 0) {
       report.held_out = held_out_losses();
       report.held_out_loss = report.held_out.total(m.config.latent_dim);
     }
-    const double score = held_out.empty() ? report.train_loss : report.held_out_loss;
+    const double score = held_parts.parts() == 0 ? report.train_loss : report.held_out_loss;
     if (score < best_loss) {
       best_loss = score;
       best.clear();
@@ -295,25 +371,35 @@ void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector
     m.to_device(torch::kCPU);
     back_to_cpu.moved = false;
   }
-  m.info.trained_steps = count_steps(train);
+  m.info.trained_steps = train_steps;
   // The dream's starts and bounds are facts about the real graphs, not
   // learned weights: held-out episodes show them too (the held-out scores
   // do not pass through them). A run holds out every fifth episode as it
   // arrives, often a controller's best one, and a graph may have a start
   // only there.
-  std::vector<const WorldEpisode*> seen = pointers(train);
-  for (const WorldEpisode* e : pointers(held_out)) seen.push_back(e);
+  const EpisodeWalk seen = [&](const EpisodeVisitor& visit) {
+    train.for_each(visit);
+    held_out.for_each(visit);
+  };
   m.set_starts(seen);
   m.set_support(seen);
 }
 
 WorldModelHeadLosses WorldModel::losses(const std::vector<WorldEpisode>& episodes) const {
+  return losses(EpisodesInMemory(episodes));
+}
+
+WorldModelAccuracy WorldModel::evaluate(const std::vector<WorldEpisode>& episodes) const {
+  return evaluate(EpisodesInMemory(episodes));
+}
+
+WorldModelHeadLosses WorldModel::losses(const EpisodeSource& episodes) const {
   torch::NoGradGuard no_grad;
   Impl& m = *impl_;
   WorldModelHeadLosses sum;
   double weight = 0;
-  for (const auto& group : batches_by_length(pointers(episodes), kMeasureBatchSteps)) {
-    const EpisodeBatch b = m.batch(group);
+  for (const EpisodeIndices& group : batch_indices_by_length(episodes, kMeasureBatchSteps)) {
+    const EpisodeBatch b = batch_of(m, episodes, group);
     const torch::Tensor z = m.encoder->encode(b.encoder_input);
     const MdnRnnLosses l = m.rnn->losses(m.rnn->forward(z, m.rnn_condition(b)), m.targets(b, z));
     const double w = b.valid.sum().item<double>();
@@ -324,14 +410,14 @@ WorldModelHeadLosses WorldModel::losses(const std::vector<WorldEpisode>& episode
   return sum;
 }
 
-WorldModelAccuracy WorldModel::evaluate(const std::vector<WorldEpisode>& episodes) const {
+WorldModelAccuracy WorldModel::evaluate(const EpisodeSource& episodes) const {
   torch::NoGradGuard no_grad;
   Impl& m = *impl_;
   const int64_t v = m.vocabulary.size();
   WorldModelAccuracy a;
   double tp = 0, fp = 0, fn = 0, done_right = 0, reward_abs = 0, nll = 0;
-  for (const auto& group : batches_by_length(pointers(episodes), kMeasureBatchSteps)) {
-    const EpisodeBatch b = m.batch(group);
+  for (const EpisodeIndices& group : batch_indices_by_length(episodes, kMeasureBatchSteps)) {
+    const EpisodeBatch b = batch_of(m, episodes, group);
     const torch::Tensor z = m.encoder->encode(b.encoder_input);
     const MdnRnnOutput out = m.rnn->forward(z, m.rnn_condition(b));
     const MdnRnnTargets y = m.targets(b, z);

@@ -1,5 +1,6 @@
 #include "launch/runs/store_episodes.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -22,7 +23,8 @@ E prefixed(const std::string& path, const Error& e) {
 }
 
 void read_one(const std::string& path, StoreEpisodes& out, std::map<std::string, int32_t>& graph_index,
-              const std::string& first, const std::function<void(const std::string&)>& progress) {
+              const std::string& first, const EpisodeSink& sink,
+              const std::function<void(const std::string&)>& progress, int64_t slice_steps) {
   const RolloutStoreReader store(path);
   const RolloutStoreInfo& info = store.info();
   if (info.config_text.empty())
@@ -54,13 +56,9 @@ void read_one(const std::string& path, StoreEpisodes& out, std::map<std::string,
                      first + " " + std::to_string(out.max_steps) + "; train on stores of one horizon");
   }
   ObservationReplay& replay = run.replay();
-  const std::vector<StoredStep> steps = store.read(0, store.steps());
   ReplayReport report;
-  std::vector<WorldEpisode> episodes = episodes_from_stored_steps(
-      steps, [&](const std::vector<StoredStep>& s, const std::function<void(size_t, const Observation&)>& visit) {
-        report = replay.replay(s, visit);
-      });
-  for (WorldEpisode& e : episodes) {
+  int64_t episodes = 0;
+  const StoredEpisodeAssembler::Emit emit = [&](WorldEpisode&& e) {
     if (e.graph_index < 0 || static_cast<size_t>(e.graph_index) >= info.graphs.size())
       throw FormatError("an episode names training graph " + std::to_string(e.graph_index) + " of " +
                         std::to_string(info.graphs.size()));
@@ -68,33 +66,57 @@ void read_one(const std::string& path, StoreEpisodes& out, std::map<std::string,
     auto [it, added] = graph_index.emplace(name, static_cast<int32_t>(out.graphs.size()));
     if (added) out.graphs.push_back(name);
     e.graph_index = it->second;
-    out.episodes.push_back(std::move(e));
+    ++episodes;
+    sink(std::move(e));
+  };
+  const ReplayFunction replay_slice = [&](const std::vector<StoredStep>& s,
+                                          const std::function<void(size_t, const Observation&)>& visit) {
+    const ReplayReport r = replay.replay(s, visit);
+    report.rebuilt += r.rebuilt;
+    report.missed += r.missed;
+    report.cost_mismatches += r.cost_mismatches;
+  };
+  StoredEpisodeAssembler assembler;
+  const int64_t total = store.steps();
+  for (int64_t at = 0; at < total; at += slice_steps) {
+    const int64_t count = std::min(slice_steps, total - at);
+    assembler.add(store.read(at, count), replay_slice, emit);
+    if (progress && total > slice_steps)
+      progress(path + ": " + std::to_string(at + count) + " of " + std::to_string(total) + " steps replayed, " +
+               std::to_string(episodes) + " episodes");
   }
-  out.stored_steps += static_cast<int64_t>(steps.size());
+  assembler.finish(emit);
+  out.stored_steps += total;
   out.rebuilt_steps += report.rebuilt;
   out.missed_steps += report.missed;
   out.cost_mismatches += report.cost_mismatches;
   if (progress)
-    progress(path + ": " + std::to_string(steps.size()) + " steps, " + std::to_string(report.rebuilt) +
-             " rebuilt, " + std::to_string(episodes.size()) + " episodes" +
+    progress(path + ": " + std::to_string(total) + " steps, " + std::to_string(report.rebuilt) + " rebuilt, " +
+             std::to_string(episodes) + " episodes" +
              (report.cost_mismatches > 0
                   ? ", " + std::to_string(report.cost_mismatches) +
                         " steps priced otherwise than their run (rewards are the stored ones)"
                   : ""));
 }
 
+void check_paths(const std::vector<std::string>& paths) {
+  if (paths.empty()) throw UsageError("no rollout store given (--from RUN/rollouts.h5)");
+  for (const std::string& path : paths)
+    if (!std::filesystem::is_regular_file(path))
+      throw UsageError(path + ": no such rollout store (a run's RUN/rollouts.h5)");
+}
+
 }  // namespace
 
-StoreEpisodes load_store_episodes(const std::vector<std::string>& paths,
-                                  const std::function<void(const std::string&)>& progress) {
-  if (paths.empty()) throw UsageError("no rollout store given (--from RUN/rollouts.h5)");
+StoreEpisodes stream_store_episodes(const std::vector<std::string>& paths, const EpisodeSink& sink,
+                                    const std::function<void(const std::string&)>& progress, int64_t slice_steps) {
+  if (slice_steps < 1) throw UsageError("stores are read in slices of at least one step");
+  check_paths(paths);
   StoreEpisodes out;
   std::map<std::string, int32_t> graph_index;
   for (const std::string& path : paths) {
-    if (!std::filesystem::is_regular_file(path))
-      throw UsageError(path + ": no such rollout store (a run's RUN/rollouts.h5)");
     try {
-      read_one(path, out, graph_index, paths.front(), progress);
+      read_one(path, out, graph_index, paths.front(), sink, progress, slice_steps);
     } catch (const FormatError& e) {
       throw prefixed<FormatError>(path, e);
     } catch (const UsageError& e) {
@@ -104,6 +126,22 @@ StoreEpisodes load_store_episodes(const std::vector<std::string>& paths,
     }
   }
   return out;
+}
+
+StoreEpisodes load_store_episodes(const std::vector<std::string>& paths,
+                                  const std::function<void(const std::string&)>& progress) {
+  std::vector<WorldEpisode> episodes;
+  StoreEpisodes out =
+      stream_store_episodes(paths, [&](WorldEpisode&& e) { episodes.push_back(std::move(e)); }, progress);
+  out.episodes = std::move(episodes);
+  return out;
+}
+
+int64_t stored_steps_in(const std::vector<std::string>& paths) {
+  check_paths(paths);
+  int64_t steps = 0;
+  for (const std::string& path : paths) steps += RolloutStoreReader(path).steps();
+  return steps;
 }
 
 }  // namespace graphworld

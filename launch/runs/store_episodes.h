@@ -27,8 +27,24 @@ struct StoreEpisodes {
 
 // FormatError / UsageError naming the store when a file is not a rollout
 // store, its config cannot be read, or the stores disagree on the rules or
-// the episode horizon. `progress` gets one line per store.
+// the episode horizon. `progress` gets one line per store, and one per
+// slice read while a large store is replayed.
 StoreEpisodes load_store_episodes(const std::vector<std::string>& paths,
                                   const std::function<void(const std::string&)>& progress);
+
+// The same, streamed, for stores whose episodes would not fit in memory:
+// each store is read and replayed in slices of `slice_steps` stored steps,
+// and every episode goes to `sink` as it ends (graph_index into the
+// result's `graphs`); the result's `episodes` stay empty. An episode still
+// open at a slice's end carries over to the next, so the sink sees the
+// episodes load_store_episodes returns, in the same order.
+using EpisodeSink = std::function<void(WorldEpisode&&)>;
+StoreEpisodes stream_store_episodes(const std::vector<std::string>& paths, const EpisodeSink& sink,
+                                    const std::function<void(const std::string&)>& progress,
+                                    int64_t slice_steps = 65536);
+
+// Steps kept in the stores (before replay), read from their headers:
+// what decides whether their episodes are held in memory.
+int64_t stored_steps_in(const std::vector<std::string>& paths);
 
 }  // namespace graphworld

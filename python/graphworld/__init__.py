@@ -9,11 +9,18 @@
     obs, infos = envs.reset()
     obs, rewards, terminated, truncated, infos = envs.step(actions)  # [8, 2] ints
 
+    report = graphworld.optimize("squeezenet1.1", "out.onnx", search="greedy")   # optimize --json's keys
+    policy = graphworld.load_policy("default")
+    xfer, location = policy.act(obs)
+    graphworld.cost("squeezenet1.1", rates="configs/gpu_rates.yaml")["total_ms"]
+
 See python/README.md and docs/python.md.
 """
 
+from .commands import cost, optimize
 from .env import GraphEnv
+from .policy import Policy, load_policy
 from .vector_env import VectorEnv
 from . import spaces
 
-__all__ = ["GraphEnv", "VectorEnv", "spaces"]
+__all__ = ["GraphEnv", "VectorEnv", "Policy", "cost", "load_policy", "optimize", "spaces"]

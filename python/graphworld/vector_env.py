@@ -62,7 +62,7 @@ class VectorEnv:
         if array.ndim != 2 or array.shape[1] != 2 or not np.issubdtype(array.dtype, np.integer):
             raise ValueError(f"actions are one (xfer, location) pair of integers per environment: an int array "
                              f"[{self.num_envs}, 2], got shape {array.shape} of {array.dtype}")
-        return self._core.step([tuple(row) for row in array.tolist()])
+        return self._core.step(array)
 
     def close(self):
         pass

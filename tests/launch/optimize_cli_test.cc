@@ -265,5 +265,20 @@ TEST(EnvBenchCli, PrintsStepAndResetTimes) {
   EXPECT_EQ(gw("env-bench resnet18 --steps 0", &out), 2);
 }
 
+// --envs: environments stepped together on threads, as Python's VectorEnv
+// steps them; steps of every environment counted.
+TEST(EnvBenchCli, StepsEnvironmentsTogetherOnThreads) {
+  std::string out;
+  ASSERT_EQ(gw("env-bench squeezenet1.1 --envs 4 --threads 2 --steps 40 --max-steps 5 --json", &out), 0) << out;
+  expect_keys(out, {"steps_per_s", "envs", "threads", "episodes", "seconds"});
+  EXPECT_NE(out.find("\"steps\":40"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"envs\":4"), std::string::npos) << out;
+  EXPECT_EQ(out.find("\"episodes\":0,"), std::string::npos) << "5-step episodes over 10 steps each end\n" << out;
+  EXPECT_EQ(gw("env-bench squeezenet1.1 --envs 0", &out), 2) << out;
+  EXPECT_NE(out.find("--envs must be in [1, 4096]"), std::string::npos) << out;
+  EXPECT_EQ(gw("env-bench squeezenet1.1 --envs 2 --threads 0", &out), 2) << out;
+  EXPECT_NE(out.find("--threads must be in [1, 256]"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace graphworld

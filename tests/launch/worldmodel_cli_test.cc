@@ -99,6 +99,52 @@ TEST(WorldModelCli, TrainsFromARunsStoreAndEvaluatesOnIt) {
   EXPECT_NE(out.find("--device must be cpu, cuda or cuda:N"), std::string::npos) << out;
 }
 
+// A store with more steps than --resident-steps is rebuilt into a
+// temporary file in --spill-dir and trained a part at a time; the file is
+// gone when the command ends, and the model evaluates like any other.
+TEST(WorldModelCli, AStoreLargerThanTheResidentStepsIsTrainedFromDisk) {
+  const std::string store = run_with_store() + "/rollouts.h5";
+  const std::string dir = fresh("worldmodel-cli-spill");
+  const std::string spill = dir + "/spill";
+  std::filesystem::create_directories(spill);
+  const std::string model = dir + "/model.gwworld";
+  std::string out;
+  ASSERT_EQ(run_command(graphworld_binary() + " worldmodel train --from " + store + " -o " + model +
+                            " --epochs 3 --encoder-epochs 2 --hidden 32 --threads 1 --resident-steps 300 --spill-dir " +
+                            spill,
+                        &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("more than --resident-steps 300"), std::string::npos) << out;
+  EXPECT_NE(out.find("episodes kept on disk"), std::string::npos) << out;
+  EXPECT_NE(out.find("mdn-rnn   3/3"), std::string::npos) << out;
+  EXPECT_TRUE(std::filesystem::is_empty(spill)) << "the episode file outlives the command";
+  ASSERT_EQ(run_command(graphworld_binary() + " worldmodel eval " + model + " --from " + store +
+                            " --json --resident-steps 300 --spill-dir " + spill,
+                        &out),
+            0)
+      << out;
+  EXPECT_GT(number_after(out, "steps"), 1000) << out;
+  // The same steps are scored from memory.
+  std::string in_memory;
+  ASSERT_EQ(run_command(graphworld_binary() + " worldmodel eval " + model + " --from " + store + " --json", &in_memory), 0)
+      << in_memory;
+  EXPECT_EQ(number_after(in_memory, "steps"), number_after(out, "steps"));
+  EXPECT_EQ(number_after(in_memory, "mask_f1"), number_after(out, "mask_f1"));
+
+  EXPECT_EQ(run_command(graphworld_binary() + " worldmodel train --from " + store + " -o " + model +
+                            " --resident-steps 300 --spill-dir " + dir + "/missing",
+                        &out),
+            2)
+      << out;
+  EXPECT_NE(out.find("--spill-dir " + dir + "/missing: no such folder"), std::string::npos) << out;
+  EXPECT_EQ(run_command(graphworld_binary() + " worldmodel train --from " + store + " -o " + model + " --resident-steps 0",
+                        &out),
+            2)
+      << out;
+  EXPECT_NE(out.find("--resident-steps must be a positive number"), std::string::npos) << out;
+}
+
 // The model-based agent takes the cost models a search takes: a named GPU
 // priced from its measured table, deterministic on any machine; measuring
 // ones are refused, saying why.

@@ -20,7 +20,7 @@
 #include "learner/ppo_learner.h"
 #include "learner/residual_norm.h"
 #include "learner/segment_ops.h"
-#include "learner/worker_threads.h"
+#include "common/worker_threads.h"
 #include "tests/learner/training_fixture.h"
 
 namespace graphworld {

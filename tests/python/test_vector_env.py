@@ -107,3 +107,43 @@ def test_bad_actions_are_value_errors_and_move_nothing(gpu_rates):
     assert list(infos["step"]) == [1, 1, 1]
     with pytest.raises(ValueError, match="num_envs"):
         graphworld.VectorEnv("squeezenet1.1", num_envs=0)
+
+
+def test_observations_kept_across_steps_never_change(gpu_rates):
+    # location_mask buffers are reused once NumPy frees them; an array (or a
+    # view of it) still held must keep what it had, and each new one must
+    # hold its own step's rows only: checked against single GraphEnvs.
+    n = 3
+    envs = graphworld.VectorEnv("squeezenet1.1", num_envs=n, rates=gpu_rates, max_steps=4, seed=5, threads=2)
+    singles = [graphworld.GraphEnv("squeezenet1.1", rates=gpu_rates, max_steps=4) for _ in range(n)]
+    obs, _ = envs.reset()
+    single_obs = [env.reset(seed=5 + i)[0] for i, env in enumerate(singles)]
+    episodes, ended = [1] * n, [False] * n
+    kept, views = [], []
+    rng = np.random.default_rng(3)
+    for step in range(14):
+        for i in range(n):
+            assert np.array_equal(obs["location_mask"][i], single_obs[i]["location_mask"]), (step, i)
+            assert np.array_equal(obs["xfer_mask"][i], single_obs[i]["xfer_mask"]), (step, i)
+        kept.append((obs, {key: np.copy(obs[key]) for key in ("location_mask", "xfer_mask", "node_features")}))
+        if step == 1:
+            views.append((obs["location_mask"][1], np.copy(obs["location_mask"][1])))  # a view alone keeps its buffer
+        if step % 3 == 2:
+            kept = kept[-1:]  # the others are freed: their buffers go back to be reused
+        actions = random_actions(obs, rng, envs.noop)
+        obs, _, terminated, truncated, _ = envs.step(actions)
+        for i, env in enumerate(singles):
+            if ended[i]:  # VectorEnv reset it on this step (next-step auto-reset)
+                single_obs[i] = env.reset(seed=5 + i + n * episodes[i])[0]
+                episodes[i] += 1
+                ended[i] = False
+            else:
+                single_obs[i], _, term, trunc, _ = env.step(tuple(actions[i]))
+                ended[i] = term or trunc
+                assert (terminated[i], truncated[i]) == (term, trunc)
+    assert sum(episodes) > n, "some environment must have reset"
+    for old, copy in kept:
+        for key, value in copy.items():
+            assert np.array_equal(old[key], value), key
+    for view, copy in views:
+        assert np.array_equal(view, copy)

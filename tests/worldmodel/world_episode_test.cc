@@ -55,6 +55,36 @@ TEST(WorldEpisode, StoredStepsAreGroupedPerActorSlotIntoEpisodes) {
   EXPECT_EQ(episodes[1].steps[0].summary.size(), static_cast<size_t>(kSummaryDim));
 }
 
+// A store read in slices gives the episodes it gives read whole, in the
+// same order, wherever the slices are cut.
+TEST(WorldEpisode, EpisodesAssembledFromSlicesAreThoseOfTheWholeStore) {
+  const std::vector<StoredStep> steps = {stored(1, 0, 0, 1, false), stored(2, 0, 0, 2, false),
+                                         stored(1, 0, 1, 1, false), stored(2, 0, 1, 2, true),
+                                         stored(1, 1, 0, 3, false), stored(1, 0, 2, 1, true),
+                                         stored(1, 0, 0, 4, false), stored(2, 0, 0, 2, true),
+                                         stored(1, 1, 1, 3, true),  stored(1, 0, 1, 4, false)};
+  const std::vector<WorldEpisode> whole = episodes_from_stored_steps(steps, fake_replay({}));
+  ASSERT_EQ(whole.size(), 5u);
+  for (size_t slice = 1; slice <= steps.size(); ++slice) {
+    std::vector<WorldEpisode> got;
+    const StoredEpisodeAssembler::Emit keep = [&](WorldEpisode&& e) { got.push_back(std::move(e)); };
+    StoredEpisodeAssembler assembler;
+    for (size_t at = 0; at < steps.size(); at += slice)
+      assembler.add(std::vector<StoredStep>(steps.begin() + static_cast<std::ptrdiff_t>(at),
+                                            steps.begin() + static_cast<std::ptrdiff_t>(std::min(steps.size(), at + slice))),
+                    fake_replay({}), keep);
+    EXPECT_EQ(assembler.open_steps(), 2);  // actor 1 slot 0's last episode
+    assembler.finish(keep);
+    EXPECT_EQ(assembler.open_steps(), 0);
+    ASSERT_EQ(got.size(), whole.size()) << "slices of " << slice;
+    for (size_t i = 0; i < whole.size(); ++i) {
+      ASSERT_EQ(got[i].steps.size(), whole[i].steps.size()) << "slices of " << slice << ", episode " << i;
+      EXPECT_EQ(got[i].complete(), whole[i].complete());
+      for (size_t t = 0; t < whole[i].steps.size(); ++t) EXPECT_EQ(got[i].steps[t].xfer, whole[i].steps[t].xfer);
+    }
+  }
+}
+
 TEST(WorldEpisode, AStepWithoutItsHistoryStartsNoEpisode) {
   // The store begins mid-episode (steps 5, 6 of slot 0), and step 1 of the
   // next episode cannot be rebuilt: only the first step of it survives, and
@@ -102,6 +132,41 @@ TEST(WorldEpisode, SplitHoldsOutAShareAndIsSeeded) {
 
 // Random episodes end with NO-OP after their rewrites, and a step counts
 // every match of each allowed rule, not only the locations.
+// The splits as flags agree with the splits of episode vectors.
+TEST(WorldEpisode, SplitFlagsHoldOutWhatTheVectorSplitsDo) {
+  std::vector<WorldEpisode> all(23);
+  for (size_t i = 0; i < all.size(); ++i) {
+    all[i].graph_index = static_cast<int32_t>(i);
+    all[i].steps.resize(1 + i % 3);
+    all[i].steps.back().done = i % 4 != 1;  // some unfinished
+  }
+  std::vector<bool> complete;
+  for (const WorldEpisode& e : all) complete.push_back(e.complete());
+  for (int arrival = 0; arrival < 2; ++arrival) {
+    std::vector<WorldEpisode> train, held;
+    std::vector<bool> flags;
+    if (arrival) {
+      split_episodes_by_arrival(all, 0.25, train, held);
+      flags = held_out_by_arrival(complete, 0.25);
+    } else {
+      split_episodes(all, 0.25, 11, train, held);
+      flags = held_out_by_shuffle(all.size(), 0.25, 11);
+    }
+    std::vector<int32_t> held_graphs, flagged;
+    for (const WorldEpisode& e : held) held_graphs.push_back(e.graph_index);
+    for (size_t i = 0; i < flags.size(); ++i)
+      if (flags[i]) flagged.push_back(static_cast<int32_t>(i));
+    EXPECT_EQ(flagged, held_graphs);
+    EXPECT_FALSE(flagged.empty());
+  }
+  const std::vector<bool> by_arrival = held_out_by_arrival(complete, 0.25);
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (!complete[i]) {
+      EXPECT_FALSE(by_arrival[i]) << "an unfinished episode is never held out";
+    }
+  }
+}
+
 TEST(WorldEpisode, RandomEpisodesStopAfterTheirRewritesAndStepsCountEveryMatch) {
   const std::vector<TrainingGraph> graphs = testing::zoo_graphs({"resnet18"});
   const auto cost = testing::gpu_like_cost();

@@ -1,4 +1,4 @@
-#include "learner/worker_threads.h"
+#include "common/worker_threads.h"
 
 #include "common/error.h"
 
