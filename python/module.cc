@@ -6,6 +6,7 @@
 #include "python/graph_env_binding.h"
 #include "python/policy_binding.h"
 #include "python/python_errors.h"
+#include "python/rollout_store_binding.h"
 #include "python/vector_env_binding.h"
 
 PYBIND11_MODULE(_core, module) {
@@ -15,4 +16,5 @@ PYBIND11_MODULE(_core, module) {
   graphworld::python::bind_vector_env(module);
   graphworld::python::bind_policy(module);
   graphworld::python::bind_commands(module);
+  graphworld::python::bind_rollout_store(module);
 }

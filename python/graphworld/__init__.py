@@ -13,6 +13,7 @@
     policy = graphworld.load_policy("default")
     xfer, location = policy.act(obs)
     graphworld.cost("squeezenet1.1", rates="configs/gpu_rates.yaml")["total_ms"]
+    for episode in graphworld.RolloutStore("RUN/rollouts.h5").episodes(): ...  # observations rebuilt
 
 See python/README.md and docs/python.md.
 """
@@ -20,7 +21,8 @@ See python/README.md and docs/python.md.
 from .commands import cost, optimize
 from .env import GraphEnv
 from .policy import Policy, load_policy
+from .rollout_store import RolloutStore
 from .vector_env import VectorEnv
 from . import spaces
 
-__all__ = ["GraphEnv", "VectorEnv", "Policy", "cost", "load_policy", "optimize", "spaces"]
+__all__ = ["GraphEnv", "VectorEnv", "Policy", "RolloutStore", "cost", "load_policy", "optimize", "spaces"]
