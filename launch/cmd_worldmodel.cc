@@ -67,7 +67,7 @@ StoreEpisodeSet read_stores(const CliArgs& args, const std::string& default_spil
   const std::string from = args.value_or("--from", "");
   if (from.empty()) throw UsageError("give the rollout stores to read with --from RUN/rollouts.h5[,MORE.h5]");
   StoreEpisodeSetOptions options;
-  options.resident_steps = args.int_value("--resident-steps", options.resident_steps);
+  options.resident_steps = args.int_value("--resident-steps", StoreEpisodeSetOptions{}.resident_steps);
   if (options.resident_steps < 1)
     throw UsageError("--resident-steps must be a positive number of steps, got " + std::to_string(options.resident_steps));
   options.spill_dir = args.value_or("--spill-dir", default_spill_dir.empty() ? "." : default_spill_dir);
@@ -169,7 +169,7 @@ int train_world_model(const CliArgs& args) {
     throw UsageError("--min-batches must be a whole number from 1 to 1000000, got " + std::to_string(min_batches));
   options.min_batches = static_cast<int32_t>(min_batches);
   options.learning_rate = args.double_value("--lr", options.learning_rate);
-  options.resident_steps = args.int_value("--resident-steps", options.resident_steps);
+  options.resident_steps = args.int_value("--resident-steps", StoreEpisodeSetOptions{}.resident_steps);
   options.seed = seed;
   const ResolvedDevice device = resolve_compute_device(args.value_or("--device", "cpu"), "--device");
   if (!device.note.empty()) std::fprintf(stderr, "%s\n", device.note.c_str());

@@ -60,7 +60,11 @@ py::array_t<uint8_t> LocationMaskPool::Batch::to_array() {
   });
   const auto e = static_cast<py::ssize_t>(pool.envs_), n = static_cast<py::ssize_t>(pool.rows_),
              l = static_cast<py::ssize_t>(pool.row_bytes_);
-  return py::array_t<uint8_t>({e, n, l}, {n * l, l, py::ssize_t{1}}, data, free_when_done);
+  py::array_t<uint8_t> array({e, n, l}, {n * l, l, py::ssize_t{1}}, data, free_when_done);
+  // Read-only: only the rows written are cleared before the buffer is
+  // reused, so a write by the caller would show in a later step's mask.
+  array.attr("setflags")(py::arg("write") = false);
+  return array;
 }
 
 void LocationMaskPool::give_back(std::unique_ptr<LocationMaskBuffer> buffer) {

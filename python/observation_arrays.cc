@@ -63,12 +63,24 @@ Observation observation_from_arrays(const pybind11::dict& arrays) {
     if (g.senders[e] < 0 || g.senders[e] >= g.num_nodes || g.receivers[e] < 0 || g.receivers[e] >= g.num_nodes)
       throw UsageError("the observation's edge " + std::to_string(e) + " names a node outside its " +
                        std::to_string(g.num_nodes) + " nodes");
+  // Each part is checked before the next is sized by it.
   o.location_begin = vector_of<int32_t>(arrays, "location_begin", o.num_xfers + 1);
+  if (o.location_begin.front() != 0) throw UsageError("the observation's 'location_begin' must start at 0");
+  for (int32_t x = 0; x < o.num_xfers; ++x) {
+    const int32_t count = o.location_count(x);
+    if (count < 0 || count > o.max_locations)
+      throw UsageError("the observation's 'location_begin' gives rule " + std::to_string(x) + " " +
+                       std::to_string(count) + " locations (0 to L = " + std::to_string(o.max_locations) + ")");
+    if ((count > 0) != (o.xfer_mask[static_cast<size_t>(x)] != 0))
+      throw UsageError("the observation's 'xfer_mask' and 'location_begin' disagree on rule " + std::to_string(x) +
+                       " (allowed exactly where it has locations)");
+  }
   o.node_begin = vector_of<int32_t>(arrays, "node_begin", static_cast<pybind11::ssize_t>(o.location_begin.back()) + 1);
+  if (o.node_begin.front() != 0) throw UsageError("the observation's 'node_begin' must start at 0");
+  for (size_t e = 0; e + 1 < o.node_begin.size(); ++e)
+    if (o.node_begin[e + 1] < o.node_begin[e])
+      throw UsageError("the observation's 'node_begin' decreases at entry " + std::to_string(e));
   o.match_nodes = vector_of<int32_t>(arrays, "match_nodes", static_cast<pybind11::ssize_t>(o.node_begin.back()));
-  for (int32_t x = 0; x < o.num_xfers; ++x)
-    if (o.location_begin[static_cast<size_t>(x) + 1] < o.location_begin[static_cast<size_t>(x)])
-      throw UsageError("the observation's 'location_begin' decreases at rule " + std::to_string(x));
   for (int32_t node : o.match_nodes)
     if (node < 0 || node >= g.num_nodes)
       throw UsageError("the observation's 'match_nodes' names node " + std::to_string(node) + " of " +

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <mutex>
 #include <random>
 #include <string>
 #include <utility>
@@ -35,6 +36,7 @@ class PythonPolicy {
     std::vector<PolicyStep> steps;
     {
       py::gil_scoped_release unlocked;
+      const std::lock_guard<std::mutex> one_at_a_time(mutex_);  // Python threads may share a policy
       steps = loaded_.network.act({&observation}, rng_, greedy);
     }
     return {steps.front().action.xfer, steps.front().action.location};
@@ -43,6 +45,7 @@ class PythonPolicy {
   float value(const py::dict& arrays) {
     const Observation observation = observation_from_arrays(arrays);
     py::gil_scoped_release unlocked;
+    const std::lock_guard<std::mutex> one_at_a_time(mutex_);
     return loaded_.network.values({&observation}).front();
   }
 
@@ -53,6 +56,7 @@ class PythonPolicy {
   std::string path_;
   LoadedPolicy loaded_;
   std::mt19937_64 rng_;
+  std::mutex mutex_;  // the network and rng_, while the GIL is released
 };
 
 }  // namespace

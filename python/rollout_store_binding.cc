@@ -25,9 +25,12 @@ namespace {
 
 namespace py = pybind11;
 
-// Store order is read in slices of this many steps: a store far larger
-// than memory is walked with only its open episodes held.
-constexpr int64_t kSliceSteps = 16384;
+// Store order is read in slices of this many steps, and no further than
+// the episodes asked for need: an observation dict holds the whole
+// location_mask (N x L bytes, 259 KB at 1,297 rules and 200 locations), so
+// a walk holds the open episodes, the ones asked for and one slice's worth
+// of those that ended beyond them.
+constexpr int64_t kSliceSteps = 256;
 
 template <typename T, typename F>
 py::array_t<T> column(const std::vector<StoredStep>& steps, F field) {
@@ -182,7 +185,6 @@ void bind_rollout_store(py::module_& module) {
       .def(py::init<const std::string&>(), py::arg("path"))
       .def("read", &PythonRolloutStore::read, py::arg("begin"), py::arg("count"))
       .def("next_episodes", &PythonRolloutStore::next_episodes, py::arg("count"))
-      .def("rewind", &PythonRolloutStore::rewind)
       .def_property_readonly("steps", &PythonRolloutStore::steps)
       .def_property_readonly("graphs", &PythonRolloutStore::graphs)
       .def_property_readonly("num_xfers", &PythonRolloutStore::num_xfers)

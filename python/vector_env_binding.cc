@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,7 @@ class PythonVectorEnv {
     Masks masks = new_masks();
     {
       py::gil_scoped_release unlocked;
+      const std::lock_guard<std::mutex> one_at_a_time(mutex_);  // Python threads may share a VectorEnv
       envs_.reset(restart, masks.copier());
     }
     return py::make_tuple(batched_observations(std::move(masks)), infos());
@@ -79,6 +81,7 @@ class PythonVectorEnv {
     Masks masks = new_masks();
     {
       py::gil_scoped_release unlocked;
+      const std::lock_guard<std::mutex> one_at_a_time(mutex_);
       envs_.step(actions, masks.copier());
     }
     const size_t n = envs_.size();
@@ -247,6 +250,10 @@ class PythonVectorEnv {
   RuleMatcher matcher_;  // before envs_, which holds a reference to it
   VectorGraphEnv envs_;
   std::shared_ptr<LocationMaskPool> location_masks_;
+  // Steps one call at a time: with the GIL released, another Python thread
+  // could otherwise step the same environments (WorkerThreads is not
+  // reentrant).
+  std::mutex mutex_;
 };
 
 }  // namespace

@@ -76,10 +76,12 @@ void EpisodeFile::append(const WorldEpisode& episode) {
   put(pending_, episode.graph_index);
   put(pending_, static_cast<uint32_t>(episode.steps.size()));
   for (const WorldStep& s : episode.steps) {
-    if (s.summary.size() != static_cast<size_t>(kSummaryDim) || s.locations.size() != s.allowed.size())
+    if (s.summary.size() != static_cast<size_t>(kSummaryDim) || s.locations.size() != s.allowed.size()) {
+      pending_.resize(start);  // the episode is refused whole: the file stays as it was
       throw Error("an episode step has a summary of " + std::to_string(s.summary.size()) + " floats (expected " +
                   std::to_string(kSummaryDim) + ") or " + std::to_string(s.locations.size()) +
                   " match counts for " + std::to_string(s.allowed.size()) + " allowed rules");
+    }
     put_array(pending_, s.summary.data(), s.summary.size());
     put(pending_, static_cast<uint32_t>(s.allowed.size()));
     put_array(pending_, s.allowed.data(), s.allowed.size());
@@ -105,9 +107,12 @@ void EpisodeFile::flush() const {
   while (done < pending_.size()) {
     const ssize_t n = ::pwrite(fd_, pending_.data() + done, pending_.size() - done, written_);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      throw Error("cannot write the rebuilt episodes to " + directory_ + ": " + system_error_text() +
+    if (n <= 0) {
+      const std::string why = system_error_text();
+      pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(done));  // what was written stays
+      throw Error("cannot write the rebuilt episodes to " + directory_ + ": " + why +
                   " (they take about 0.6 KiB a step; name a folder with room, --spill-dir DIR)");
+    }
     done += static_cast<size_t>(n);
     written_ += n;
   }

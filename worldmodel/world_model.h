@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -105,7 +106,9 @@ struct WorldModelTrainOptions {
   // cut into parts of at most this many steps, each a random share of the
   // batches, rebuilt from the episode source whenever an epoch reaches it
   // (parts in a new random order every epoch, batches shuffled within).
-  int64_t resident_steps = 1'000'000;
+  // No limit by default (a model-based run's episodes are in memory
+  // anyway); `worldmodel train --resident-steps` sets one.
+  int64_t resident_steps = std::numeric_limits<int64_t>::max();
   std::function<void(const WorldModelEpochReport&)> on_epoch;  // progress, once per epoch
 };
 

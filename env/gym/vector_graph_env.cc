@@ -29,11 +29,13 @@ void VectorGraphEnv::reseed(uint64_t seed) {
 void VectorGraphEnv::start_episode(VectorEnvSlot& s) {
   s.observation = &s.env->reset(s.next_seed);
   s.next_seed += slots_.size();
-  s.reset_next = false;
   s.reward = 0;
-  s.terminated = s.truncated = false;
+  s.truncated = false;
   s.rule.clear();
-  s.end_reason.clear();
+  // A graph no rule matches ends its episode at once: said so, and reset
+  // again by the next step, rather than refusing every step after.
+  s.terminated = s.reset_next = s.env->done();
+  s.end_reason = s.terminated ? "no-match" : "";
 }
 
 // f(slot, index) for every environment, worker k taking every threads-th

@@ -32,6 +32,9 @@ class StoreEpisodeSet {
   // Errors as load_store_episodes; `progress` gets its lines.
   StoreEpisodeSet(const std::vector<std::string>& paths, const StoreEpisodeSetOptions& options,
                   const std::function<void(const std::string&)>& progress);
+  // Not moved: episodes() may refer to this object's own vector.
+  StoreEpisodeSet(StoreEpisodeSet&&) = delete;
+  StoreEpisodeSet& operator=(StoreEpisodeSet&&) = delete;
 
   // The stores' rules, horizon, graphs and replay counts (no episodes).
   const StoreEpisodes& info() const { return info_; }

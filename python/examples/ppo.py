@@ -156,7 +156,8 @@ def train(model="squeezenet1.1", rates=REPO / "configs" / "gpu_rates.yaml", upda
     agent = Agent(vector.num_xfers, max_steps)
     optimiser = torch.optim.Adam(agent.parameters(), lr=lr)
     obs, infos = vector.reset()
-    steps = np.zeros(envs)
+    steps = infos["step"].astype(np.float64)
+    ended = torch.zeros(envs)  # the last step ended its episode: the next one is a reset
     start = time.time()
     for update in range(1, updates + 1):
         batch = {k: [] for k in ("state", "mask", "xfer", "location", "rows", "log_prob", "value", "reward", "done")}
@@ -170,15 +171,17 @@ def train(model="squeezenet1.1", rates=REPO / "configs" / "gpu_rates.yaml", upda
             batch["rows"].extend(rows)
             batch["reward"].append(torch.as_tensor(rewards / 10.0, dtype=torch.float32))
             batch["done"].append(torch.as_tensor(done, dtype=torch.float32))
-            # Next-step auto-reset: an ended environment's next step is its reset.
-            steps = np.where(done, -1, steps) + 1
+            steps = infos["step"].astype(np.float64)
         # The step after an episode's end resets it and teaches nothing:
         # its transition is kept out of the loss (weight 0).
         with torch.no_grad():
             _, last_value = agent.xfer_distribution(agent.state(obs, steps), torch.as_tensor(obs["xfer_mask"]))
         rewards, dones = torch.stack(batch["reward"]), torch.stack(batch["done"])
         values = torch.stack(batch["value"])
-        resets = torch.cat([torch.zeros(1, envs), dones[:-1]])  # this step reset its environment
+        # Next-step auto-reset: the step after an episode's end (in this
+        # rollout or at the end of the last one) is the reset.
+        resets = torch.cat([ended[None], dones[:-1]])
+        ended = dones[-1]
         advantages, running = torch.zeros_like(rewards), torch.zeros(envs)
         for t in reversed(range(horizon)):
             next_value = last_value if t == horizon - 1 else values[t + 1]

@@ -32,6 +32,7 @@ class RolloutStore:
         self.num_xfers = self._core.num_xfers
         self.run_id = self._core.run_id
         self.config = self._core.config_text
+        self._last_walk = None
 
     @property
     def steps(self):
@@ -45,22 +46,25 @@ class RolloutStore:
         return self._core.read(int(begin), self.steps - int(begin) if count is None else int(count))
 
     def episodes(self, batch=64):
-        """Yields every episode (see the class), from the store's start."""
-        self._core.rewind()
+        """Yields every episode (see the class), from the store's start.
+        Each walk reads with its own replay, so walks may interleave."""
+        walk = _core.RolloutStore(self.path)
+        self._last_walk = walk
         while True:
-            episodes = self._core.next_episodes(int(batch))
+            episodes = walk.next_episodes(int(batch))
             if not episodes:
                 return
             yield from episodes
 
     @property
     def rebuilt_steps(self):
-        """Steps rebuilt by the last walk of episodes() so far."""
-        return self._core.rebuilt_steps
+        """Steps the latest walk of episodes() has rebuilt so far."""
+        return self._last_walk.rebuilt_steps if self._last_walk else 0
 
     @property
     def missed_steps(self):
-        return self._core.missed_steps
+        """Steps the latest walk skipped: their episode began before the store did."""
+        return self._last_walk.missed_steps if self._last_walk else 0
 
     def __repr__(self):
         return f"RolloutStore({self.path!r}, {self.steps} steps, graphs {', '.join(self.graphs)})"

@@ -57,5 +57,11 @@ def test_sampling_is_seeded_and_bad_observations_are_named():
                   edge_features=np.vstack([obs["edge_features"], obs["edge_features"][:1]]))
     with pytest.raises(ValueError, match="edge"):
         policy.act(broken)
+    broken = dict(obs, location_begin=np.full_like(obs["location_begin"], -1))
+    with pytest.raises(ValueError, match="location_begin"):
+        policy.act(broken)
+    broken = dict(obs, node_begin=obs["node_begin"][::-1].copy())
+    with pytest.raises(ValueError, match="node_begin"):
+        policy.act(broken)
     with pytest.raises(ValueError, match="no-such.gwpolicy"):
         graphworld.load_policy("no-such.gwpolicy")

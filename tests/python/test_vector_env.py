@@ -147,3 +147,32 @@ def test_observations_kept_across_steps_never_change(gpu_rates):
             assert np.array_equal(old[key], value), key
     for view, copy in views:
         assert np.array_equal(view, copy)
+
+
+def test_location_masks_are_read_only(gpu_rates):
+    # Their buffers are reused with only the written rows cleared: a write
+    # by the caller would show in a later step.
+    envs = graphworld.VectorEnv("squeezenet1.1", num_envs=2, rates=gpu_rates, seed=0)
+    obs, _ = envs.reset()
+    with pytest.raises(ValueError, match="read-only"):
+        obs["location_mask"][0, 0, 0] = 1
+    mine = np.copy(obs["location_mask"])
+    mine[0, 0, 0] = 1  # a copy is the caller's own
+
+
+def test_a_graph_no_rule_matches_ends_at_once_and_keeps_stepping(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    graph = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"])], "sigmoid",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    path = tmp_path / "sigmoid.onnx"  # no rule rewrites a lone Sigmoid
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    envs = graphworld.VectorEnv([str(path), "squeezenet1.1"], num_envs=2, seed=0)
+    obs, infos = envs.reset()
+    assert infos["end_reason"][0] == "no-match"
+    actions = random_actions(obs, np.random.default_rng(0), envs.noop)
+    for _ in range(3):
+        obs, rewards, terminated, truncated, infos = envs.step(actions)
+        assert terminated[0] and infos["end_reason"][0] == "no-match"
+        actions = random_actions(obs, np.random.default_rng(1), envs.noop)

@@ -103,11 +103,18 @@ TEST(EpisodeFile, AFolderWhereNoFileCanBeMadeIsNamed) {
   }
 }
 
-TEST(EpisodeFile, AStepWithoutItsSummaryIsRefused) {
+TEST(EpisodeFile, AStepWithoutItsSummaryIsRefusedAndTheFileStaysWhole) {
+  const std::vector<WorldEpisode> good = varied_episodes(3, 5, 11);
   EpisodeFile file(test_dir());
-  WorldEpisode e;
-  e.steps.resize(1);
-  EXPECT_THROW(file.append(e), Error);
+  file.append(good[0]);
+  WorldEpisode bad = good[1];
+  bad.steps.back().summary.clear();  // refused after its first steps were encoded
+  EXPECT_THROW(file.append(bad), Error);
+  file.append(good[2]);
+  ASSERT_EQ(file.size(), 2u);
+  WorldEpisode scratch;
+  expect_same(file.episode(0, scratch), good[0]);
+  expect_same(file.episode(1, scratch), good[2]);
 }
 
 TEST(BatchParts, DataThatFitsIsOnePartInLengthOrder) {
