@@ -25,6 +25,14 @@
 namespace graphworld {
 namespace {
 
+// --locations and --max-steps, as both benchmarks take them.
+GraphEnvOptions env_options_from(const CliArgs& args) {
+  GraphEnvOptions options;
+  options.max_locations = static_cast<int32_t>(args.int_value("--locations", 200));
+  options.max_steps = static_cast<int32_t>(args.int_value("--max-steps", 100));
+  return options;
+}
+
 // --envs N: N environments stepped together, a random allowed action each
 // (chosen on this thread, as a Python policy would), for --steps steps in
 // all; steps/s over the whole loop. tests/bench/python_vector_env runs the
@@ -35,9 +43,7 @@ int run_vector_env_bench(const CliArgs& args, const std::string& spec, int64_t e
   if (steps < 1) throw UsageError("--steps must be >= 1");
   if (envs < 1 || envs > 4096) throw UsageError("--envs must be in [1, 4096], got " + std::to_string(envs));
   if (threads < 1 || threads > 256) throw UsageError("--threads must be in [1, 256], got " + std::to_string(threads));
-  GraphEnvOptions options;
-  options.max_locations = static_cast<int32_t>(args.int_value("--locations", 200));
-  options.max_steps = static_cast<int32_t>(args.int_value("--max-steps", 100));
+  const GraphEnvOptions options = env_options_from(args);
   const auto seed = static_cast<uint64_t>(args.int_value("--seed", 0));
   const LoadedModel model = load_model(spec, args.int_value("--batch", 1), import_options_from(args));
   const RuleMatcher matcher(default_rule_library().rules);
@@ -90,9 +96,7 @@ int run_env_bench(const CliArgs& args) {
   if (args.value("--envs") || args.value("--threads")) return run_vector_env_bench(args, spec, args.int_value("--envs", 1));
   const int64_t steps = args.int_value("--steps", 200);
   if (steps < 1) throw UsageError("--steps must be >= 1");
-  GraphEnvOptions options;
-  options.max_locations = static_cast<int32_t>(args.int_value("--locations", 200));
-  options.max_steps = static_cast<int32_t>(args.int_value("--max-steps", 100));
+  const GraphEnvOptions options = env_options_from(args);
   const auto seed = static_cast<uint64_t>(args.int_value("--seed", 0));
   LoadedModel model = load_model(spec, args.int_value("--batch", 1), import_options_from(args));
   const RuleMatcher matcher(default_rule_library().rules);

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <deque>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -19,6 +18,7 @@
 #include "launch/runs/run_replay.h"
 #include "launch/runs/training_setup.h"
 #include "python/observation_arrays.h"
+#include "worldmodel/stored_episode_grouper.h"
 
 namespace graphworld::python {
 namespace {
@@ -80,7 +80,7 @@ class PythonRolloutStore {
       throw UsageError(path_ + ": its run's graphs or cost model cannot be set up again: " + e.what());
     }
     cursor_ = 0;
-    open_.clear();
+    open_ = {};
     ready_.clear();
     rebuilt_ = missed_ = 0;
   }
@@ -99,10 +99,8 @@ class PythonRolloutStore {
   py::list next_episodes(int64_t count) {
     if (count < 1) throw UsageError("next_episodes() takes a count >= 1");
     while (static_cast<int64_t>(ready_.size()) < count && cursor_ < store_->steps()) read_slice();
-    if (cursor_ >= store_->steps() && !open_.empty() && static_cast<int64_t>(ready_.size()) < count) {
-      for (auto& [key, episode] : open_) finish(episode, false);
-      open_.clear();
-    }
+    if (cursor_ >= store_->steps() && !open_.empty() && static_cast<int64_t>(ready_.size()) < count)
+      open_.finish([this](Episode& episode, bool complete) { finish(episode, complete); });
     py::list out;
     while (!ready_.empty() && static_cast<int64_t>(out.size()) < count) {
       out.append(std::move(ready_.front()));
@@ -129,25 +127,14 @@ class PythonRolloutStore {
     const int64_t count = std::min(kSliceSteps, store_->steps() - cursor_);
     const std::vector<StoredStep> slice = store_->read(cursor_, count);
     cursor_ += count;
+    const auto ended = [this](Episode& episode, bool complete) { finish(episode, complete); };
     const ReplayReport report = run_->replay().replay(slice, [&](size_t i, const Observation& observation) {
       const StoredStep& s = slice[i];
-      const auto key = std::make_pair(s.actor_id, s.env_slot);
-      auto it = open_.find(key);
-      if (s.episode_step == 0 || it == open_.end() ||
-          static_cast<int32_t>(it->second.steps.size()) != s.episode_step) {
-        if (it != open_.end()) {
-          finish(it->second, false);
-          open_.erase(it);
-        }
-        if (s.episode_step != 0) return;  // its history is not in the store: no episode
-        it = open_.try_emplace(key).first;
-      }
-      it->second.steps.push_back(s);
-      it->second.observations.append(observation_arrays(observation));
-      if (s.done) {
-        finish(it->second, true);
-        open_.erase(it);
-      }
+      Episode* episode = open_.place(s, ended);
+      if (!episode) return;  // its history is not in the store: no episode
+      episode->steps.push_back(s);
+      episode->observations.append(observation_arrays(observation));
+      open_.step_added(s, ended);
     });
     rebuilt_ += report.rebuilt;
     missed_ += report.missed;
@@ -174,7 +161,7 @@ class PythonRolloutStore {
   std::unique_ptr<RolloutStoreReader> store_;
   std::unique_ptr<RunReplay> run_;
   int64_t cursor_ = 0, rebuilt_ = 0, missed_ = 0;
-  std::map<std::pair<uint32_t, int32_t>, Episode> open_;
+  StoredEpisodeGrouper<Episode> open_;
   std::deque<py::dict> ready_;
 };
 

@@ -31,6 +31,12 @@ EpisodeSelection::EpisodeSelection(const EpisodeSource& base, std::vector<size_t
       throw std::out_of_range("episode " + std::to_string(i) + " selected of " + std::to_string(base_.size()));
 }
 
+// Here, beside vocabulary_of, rather than in world_episode.cc: the two are
+// one rule.
+XferVocabulary XferVocabulary::from_episodes(const std::vector<WorldEpisode>& episodes, int32_t num_xfers) {
+  return vocabulary_of(EpisodesInMemory(episodes), num_xfers);
+}
+
 XferVocabulary vocabulary_of(const EpisodeSource& episodes, int32_t num_xfers) {
   std::set<int32_t> seen;
   episodes.for_each([&](const WorldEpisode& e) {

@@ -4,7 +4,6 @@
 #include <memory>
 #include <cmath>
 #include <map>
-#include <set>
 #include <utility>
 
 #include "common/error.h"
@@ -65,39 +64,22 @@ WorldStep world_step_from(const Observation& observation, Action action, double 
 
 void StoredEpisodeAssembler::add(const std::vector<StoredStep>& slice, const ReplayFunction& replay,
                                  const Emit& emit) {
+  const auto ended = [&](WorldEpisode& episode, bool) { emit(std::move(episode)); };
   replay(slice, [&](size_t i, const Observation& observation) {
     const StoredStep& s = slice[i];
-    const auto key = std::make_pair(s.actor_id, s.env_slot);
-    auto it = open_.find(key);
-    if (s.episode_step == 0 || it == open_.end() ||
-        static_cast<int32_t>(it->second.steps.size()) != s.episode_step) {
-      if (it != open_.end() && !it->second.steps.empty()) emit(std::move(it->second));
-      if (s.episode_step != 0) {  // history missing: wait for the next episode's start
-        if (it != open_.end()) open_.erase(it);
-        return;
-      }
-      it = open_.insert_or_assign(key, WorldEpisode{}).first;
-      it->second.graph_index = s.graph_index;
-    }
-    it->second.steps.push_back(world_step_from(observation, {s.xfer, s.location}, s.reward, s.done != 0));
-    if (s.done) {
-      emit(std::move(it->second));
-      open_.erase(it);
-    }
+    WorldEpisode* episode = grouper_.place(s, ended);
+    if (!episode) return;
+    if (episode->steps.empty()) episode->graph_index = s.graph_index;
+    episode->steps.push_back(world_step_from(observation, {s.xfer, s.location}, s.reward, s.done != 0));
+    grouper_.step_added(s, ended);
   });
 }
 
 void StoredEpisodeAssembler::finish(const Emit& emit) {
-  for (auto& [key, episode] : open_)
-    if (!episode.steps.empty()) emit(std::move(episode));
-  open_.clear();
+  grouper_.finish([&](WorldEpisode& episode, bool) { emit(std::move(episode)); });
 }
 
-int64_t StoredEpisodeAssembler::open_steps() const {
-  int64_t n = 0;
-  for (const auto& [key, episode] : open_) n += static_cast<int64_t>(episode.steps.size());
-  return n;
-}
+int64_t StoredEpisodeAssembler::open_steps() const { return grouper_.open_steps(); }
 
 std::vector<WorldEpisode> episodes_from_stored_steps(const std::vector<StoredStep>& steps,
                                                      const ReplayFunction& replay) {
@@ -167,13 +149,6 @@ XferVocabulary::XferVocabulary(std::vector<int32_t> xfers, int32_t num_xfers) : 
     index_[static_cast<size_t>(xfers_[i])] = static_cast<int32_t>(i);
   }
   index_[static_cast<size_t>(num_xfers)] = size();
-}
-
-XferVocabulary XferVocabulary::from_episodes(const std::vector<WorldEpisode>& episodes, int32_t num_xfers) {
-  std::set<int32_t> seen;
-  for (const WorldEpisode& e : episodes)
-    for (const WorldStep& s : e.steps) seen.insert(s.allowed.begin(), s.allowed.end());
-  return XferVocabulary(std::vector<int32_t>(seen.begin(), seen.end()), num_xfers);
 }
 
 int32_t XferVocabulary::xfer(int32_t index) const {

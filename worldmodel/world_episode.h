@@ -10,14 +10,13 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <random>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "common/rollout_store.h"
 #include "env/gym/graph_env.h"
+#include "worldmodel/stored_episode_grouper.h"
 
 namespace graphworld {
 
@@ -82,7 +81,7 @@ class StoredEpisodeAssembler {
   int64_t open_steps() const;
 
  private:
-  std::map<std::pair<uint32_t, int32_t>, WorldEpisode> open_;
+  StoredEpisodeGrouper<WorldEpisode> grouper_;
 };
 
 // Plays `count` episodes of `env`: `choose` picks each action from the

@@ -50,13 +50,6 @@ struct EpisodeBatch {
   torch::Tensor next_valid;     // [T, B]: the step has a successor in its episode
 };
 
-// Batches of episodes of similar length: sorted by length (ties in their
-// given order), then cut where a batch's padded size, its longest episode
-// times its episode count, would pass `max_steps`. Sorted, a batch pads
-// little; an episode longer than `max_steps` is a batch of its own.
-std::vector<std::vector<const WorldEpisode*>> batches_by_length(std::vector<const WorldEpisode*> episodes,
-                                                                int64_t max_steps);
-
 // The weights of a module's matrices (its 2-D parameters): a row through
 // every one of them once, as an MLP's or an LSTM step's, costs two FLOPs
 // per weight in matrix products (multiply and add), and its backward pass

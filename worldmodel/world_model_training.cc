@@ -109,19 +109,6 @@ void scale(WorldModelHeadLosses& l, double by) {
 }
 }  // namespace
 
-std::vector<std::vector<const WorldEpisode*>> batches_by_length(std::vector<const WorldEpisode*> all,
-                                                                int64_t max_steps) {
-  std::stable_sort(all.begin(), all.end(),
-                   [](const WorldEpisode* a, const WorldEpisode* b) { return a->steps.size() < b->steps.size(); });
-  std::vector<std::vector<const WorldEpisode*>> out;
-  for (const WorldEpisode* e : all) {
-    const auto length = static_cast<int64_t>(e->steps.size());  // the longest so far: sorted
-    if (out.empty() || length * static_cast<int64_t>(out.back().size() + 1) > max_steps) out.emplace_back();
-    out.back().push_back(e);
-  }
-  return out;
-}
-
 void WorldModel::train(const std::vector<WorldEpisode>& train, const std::vector<WorldEpisode>& held_out,
                        const WorldModelTrainOptions& options) {
   this->train(EpisodesInMemory(train), EpisodesInMemory(held_out), options);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "worldmodel/batch_parts.h"
 #include "worldmodel/dream_env.h"
 #include "worldmodel/dream_trainer.h"
 #include "worldmodel/mdn_rnn.h"
@@ -49,7 +50,11 @@ TEST(WorldModelBatches, GroupEpisodesOfSimilarLengthUpToTheBound) {
     episodes.push_back(episode(std::vector<WorldStep>(static_cast<size_t>(length), step(2, 0.1f, false))));
   std::vector<const WorldEpisode*> all;
   for (const WorldEpisode& e : episodes) all.push_back(&e);
-  const auto batches = batches_by_length(all, 6);
+  std::vector<std::vector<const WorldEpisode*>> batches;
+  for (const EpisodeIndices& indices : batch_indices_by_length(EpisodesInMemory(episodes), 6)) {
+    batches.emplace_back();
+    for (size_t i : indices) batches.back().push_back(&episodes[i]);
+  }
   std::vector<const WorldEpisode*> seen;
   size_t previous_length = 0;
   for (const auto& batch : batches) {
