@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "learner/rollout.h"
 #include "learner/torch_bytes.h"
+#include "worldmodel/device_random.h"
 #include "worldmodel/world_model_modules.h"
 
 namespace graphworld {
@@ -34,9 +35,7 @@ DreamController make_controller(const WorldModel& model, uint64_t seed) {
 }
 
 torch::Tensor sample_actions(const ControllerOutput& out, torch::Generator& generator) {
-  return torch::multinomial(torch::softmax(out.logits, -1).to(torch::kCPU), 1, false, generator)
-      .squeeze(1)
-      .to(out.logits.device());
+  return sample_categorical(torch::softmax(out.logits, -1), generator);
 }
 
 std::string controller_to_bytes(DreamController& controller) {

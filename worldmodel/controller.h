@@ -42,8 +42,8 @@ TORCH_MODULE(DreamController);
 // A controller sized for `model`.
 DreamController make_controller(const WorldModel& model, uint64_t seed);
 // One action per row [B] drawn from the controller's masked logits, on the
-// logits' device. Drawn on the CPU generator wherever the dream runs: the
-// same seed gives the same dream on any device.
+// logits' device, drawn there with `generator`, a generator of that device
+// (seeded_generator in device_random.h): nothing is read back to the host.
 torch::Tensor sample_actions(const ControllerOutput& out, torch::Generator& generator);
 // Checked files (kind "controller"); load refuses one that does not fit `model`.
 void save_controller(const std::string& path, DreamController& controller);

@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "worldmodel/controller.h"
+#include "worldmodel/device_random.h"
 #include "worldmodel/dream_env.h"
 #include "worldmodel/world_model_modules.h"
 
@@ -22,10 +23,11 @@ DreamThroughput measure_dream_throughput(WorldModel& model, int64_t batch, doubl
   options.tau = tau;
   options.max_steps = std::max(1, model.info().max_steps);
   options.seed = seed;
+  options.check_each_step = false;  // the actions come from the mask; checked at the end
   DreamEnv dream(model, starts, options);
   DreamController controller = make_controller(model, seed);
   controller->to(on);
-  torch::Generator generator = at::detail::createCPUGenerator(seed);
+  torch::Generator generator = seeded_generator(on, seed + 1);
   auto one_step = [&] {
     dream.step(sample_actions(controller->forward(dream.z(), dream.hidden(), dream.mask()), generator));
   };
@@ -39,6 +41,7 @@ DreamThroughput measure_dream_throughput(WorldModel& model, int64_t batch, doubl
     ++batched;
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   } while (result.seconds < seconds);
+  dream.check_actions();  // also waits for the device's last step
   result.steps = batched * batch;
   result.steps_per_s = static_cast<double>(result.steps) / result.seconds;
   result.gflop_per_step = 2.0 * static_cast<double>(matrix_weights(*controller) + matrix_weights(*model.impl().rnn)) / 1e9;

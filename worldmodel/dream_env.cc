@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "worldmodel/device_random.h"
 
 namespace graphworld {
 
@@ -12,12 +13,14 @@ namespace {
 // Rows per MDN-RNN call. A step over 1,024 rows at once keeps a dozen
 // 1,024 x 1,024 intermediates alive and runs from main memory; blocks of
 // 128 stay in cache (batch 1,024 on 2 cores: 31k -> 55-59k dream steps/s).
+// A GPU takes the whole batch in one call: there, each block would be
+// another few dozen kernel launches.
 constexpr int64_t kBlockRows = 128;
 
 MdnRnnOutput forward_in_blocks(MdnRnnImpl& rnn, const torch::Tensor& z, const torch::Tensor& condition,
                                const torch::Tensor& h, const torch::Tensor& c) {
   const int64_t b = z.size(0);
-  if (b <= kBlockRows)
+  if (b <= kBlockRows || !z.device().is_cpu())
     return rnn.forward(z.unsqueeze(0), condition.unsqueeze(0), std::make_tuple(h.unsqueeze(0), c.unsqueeze(0)));
   std::vector<MdnRnnOutput> parts;
   for (int64_t start = 0; start < b; start += kBlockRows) {
@@ -47,7 +50,7 @@ MdnRnnOutput forward_in_blocks(MdnRnnImpl& rnn, const torch::Tensor& z, const to
 }  // namespace
 
 DreamEnv::DreamEnv(const WorldModel& model, const torch::Tensor& starts, DreamOptions options)
-    : model_(&model.impl()), options_(options), generator_(at::detail::createCPUGenerator(options.seed)) {
+    : model_(&model.impl()), options_(options) {
   if (options.batch < 1) throw UsageError("a dream needs batch >= 1");
   if (options.max_steps < 1) throw UsageError("a dream needs max_steps >= 1");
   if (!(options.tau >= 0)) throw UsageError("a dream needs a temperature tau >= 0");
@@ -58,11 +61,16 @@ DreamEnv::DreamEnv(const WorldModel& model, const torch::Tensor& starts, DreamOp
   torch::NoGradGuard no_grad;
   // The dream runs where the model is (WorldModel::Impl::to_device).
   device_ = model_->device();
+  generator_ = seeded_generator(device_, options.seed);
   const torch::TensorOptions on(device_);
   const torch::Tensor x = starts.to(device_, torch::kFloat);
   start_z_ = model_->encoder->encode(x);
   start_mask_ = torch::cat({x.narrow(1, kSummaryDim, v) > 0.5, torch::ones({x.size(0), 1}, on.dtype(torch::kBool))}, 1);
   start_locations_ = x.narrow(1, kSummaryDim + v, v);
+  start_counts_ = WorldModel::Impl::location_counts(start_locations_);
+  next_start_ = torch::zeros({}, on.dtype(torch::kInt64));
+  refused_row_ = torch::full({}, -1, on.dtype(torch::kInt64));
+  refused_action_ = torch::full({}, -1, on.dtype(torch::kInt64));
   const int64_t b = options.batch;
   z_ = torch::zeros({b, model_->config.latent_dim}, on);
   hidden_width_ = model_->config.hidden;
@@ -79,23 +87,50 @@ DreamEnv::DreamEnv(const WorldModel& model, const torch::Tensor& starts, DreamOp
 }
 
 void DreamEnv::restart(const torch::Tensor& rows) {
-  const torch::Tensor index = rows.nonzero().squeeze(1);
-  const int64_t n = index.numel();
-  if (n == 0) return;
+  // Every row is computed and the restarted ones kept (torch::where), so
+  // the shapes never depend on how many restart: no count is read back.
+  // The restarted rows take consecutive starts in row order, round robin.
   const int64_t s = start_z_.size(0);
-  const torch::Tensor picks =
-      torch::remainder(torch::arange(next_start_, next_start_ + n, torch::TensorOptions(device_).dtype(torch::kInt64)), s);
-  next_start_ = (next_start_ + n) % s;
-  z_.index_put_({index}, start_z_.index_select(0, picks));
-  mask_.index_put_({index}, start_mask_.index_select(0, picks));
-  locations_.index_put_({index}, start_locations_.index_select(0, picks));
-  counts_.index_put_({index}, WorldModel::Impl::location_counts(start_locations_.index_select(0, picks)));
-  applied_.index_put_({index}, torch::zeros({n, applied_.size(1)}, torch::TensorOptions(device_)));
-  h_.index_put_({index}, torch::zeros({n, h_.size(1)}, torch::TensorOptions(device_)));
-  c_.index_put_({index}, torch::zeros({n, c_.size(1)}, torch::TensorOptions(device_)));
-  steps_.index_put_({index}, 0);
-  returns_.index_put_({index}, 0.0);
-  start_.index_put_({index}, picks);
+  const torch::Tensor order = rows.to(torch::kInt64).cumsum(0) - 1;  // [B]: rank among the restarted rows
+  const torch::Tensor picks = torch::remainder(order + next_start_, s);
+  next_start_ = torch::remainder(next_start_ + rows.sum(), s);
+  const torch::Tensor wide = rows.unsqueeze(1);
+  z_ = torch::where(wide, start_z_.index_select(0, picks), z_);
+  mask_ = torch::where(wide, start_mask_.index_select(0, picks), mask_);
+  locations_ = torch::where(wide, start_locations_.index_select(0, picks), locations_);
+  counts_ = torch::where(wide, start_counts_.index_select(0, picks), counts_);
+  // In place: each of these is the dream's own (a step makes h and c
+  // anew; what a caller kept of the last step's are other tensors).
+  applied_.masked_fill_(wide, 0.0);
+  h_.masked_fill_(wide, 0.0);
+  c_.masked_fill_(wide, 0.0);
+  steps_.masked_fill_(rows, 0);
+  returns_.masked_fill_(rows, 0.0);
+  start_ = torch::where(rows, picks, start_);
+}
+
+void DreamEnv::note_refused(const torch::Tensor& a) {
+  const int64_t v = model_->vocabulary.size();
+  const torch::Tensor inside = (a >= 0) & (a <= v);
+  const torch::Tensor allowed = inside & mask_.gather(1, a.clamp(0, v).unsqueeze(1)).squeeze(1);
+  const torch::Tensor refused = allowed.logical_not();
+  const torch::Tensor first = refused.to(torch::kInt64).argmax();  // the first refused row (0 when none)
+  const torch::Tensor fresh = refused.any() & (refused_row_ < 0);
+  refused_row_ = torch::where(fresh, first, refused_row_);
+  refused_action_ = torch::where(fresh, a.index_select(0, first.view({1})).squeeze(0), refused_action_);
+}
+
+void DreamEnv::check_actions() {
+  const int64_t row = refused_row_.item<int64_t>();
+  if (row < 0) return;
+  const int64_t action = refused_action_.item<int64_t>(), v = model_->vocabulary.size();
+  refused_row_.fill_(-1);  // reported once: the dream can go on with allowed actions
+  refused_action_.fill_(-1);
+  if (action < 0 || action > v)
+    throw UsageError("dream row " + std::to_string(row) + ": action " + std::to_string(action) +
+                     " is outside the vocabulary [0, " + std::to_string(v) + "]");
+  throw UsageError("dream row " + std::to_string(row) + ": action " + std::to_string(action) +
+                   " is masked by the predicted mask");
 }
 
 DreamStepResult DreamEnv::step(const torch::Tensor& actions) {
@@ -103,15 +138,12 @@ DreamStepResult DreamEnv::step(const torch::Tensor& actions) {
   const int64_t b = options_.batch, v = model_->vocabulary.size();
   if (actions.dim() != 1 || actions.size(0) != b)
     throw UsageError("a dream step takes one action per row (" + std::to_string(b) + ")");
-  const torch::Tensor a = actions.to(device_, torch::kInt64);
-  if ((a < 0).any().item<bool>() || (a > v).any().item<bool>())
-    throw UsageError("a dream action is outside the vocabulary [0, " + std::to_string(v) + "]");
-  const torch::Tensor allowed = mask_.gather(1, a.unsqueeze(1)).squeeze(1);
-  if (!allowed.all().item<bool>()) {
-    const int64_t row = (~allowed).nonzero()[0][0].item<int64_t>();
-    throw UsageError("dream row " + std::to_string(row) + ": action " + std::to_string(a[row].item<int64_t>()) +
-                     " is masked by the predicted mask");
-  }
+  const torch::Tensor given = actions.to(device_, torch::kInt64);
+  note_refused(given);
+  if (options_.check_each_step) check_actions();
+  // Unchecked, a refused action is stepped as one inside the vocabulary
+  // (and reported by check_actions()): an index past it would fault.
+  const torch::Tensor a = given.clamp(0, v);
   const torch::Tensor condition =
       model_->rnn_condition(mask_.narrow(1, 0, v).to(torch::kFloat), locations_, model_->action_input(a, steps_ + 1));
   const MdnRnnOutput out = forward_in_blocks(*model_->rnn, z_, condition, h_, c_);

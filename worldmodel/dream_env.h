@@ -11,6 +11,13 @@
 // restarts from the next start (round robin), like a vectorised env.
 // Actions are vocabulary indices; a masked one is refused (UsageError).
 //
+// A step stays on the model's device: masks, the action check, restarts
+// and the draws are fixed-shape tensor operations with the device's own
+// generator, and nothing is read back to the host unless the action check
+// is asked for at each step (DreamOptions::check_each_step). Loops whose
+// actions come from sample_actions over the mask turn it off and call
+// check_actions() when they read their results anyway.
+//
 // Location choice: a dream has no graph, so it cannot name places. The
 // controller picks the rule and the place is always its first location in
 // the matcher's deterministic order (location 0); in the real environment
@@ -34,6 +41,11 @@ struct DreamOptions {
   double tau = 1.0;         // mixture temperature when sampling z_{t+1}
   int32_t max_steps = 200;  // the real environment's horizon
   uint64_t seed = 0;
+  // Refuse a masked or out-of-range action before stepping (one read from
+  // the device per step). Off, the refusal is remembered on the device,
+  // the step goes on with the action clamped into the vocabulary, and
+  // check_actions() throws it.
+  bool check_each_step = true;
 };
 
 struct DreamStepResult {
@@ -64,17 +76,25 @@ class DreamEnv {
   // `actions` [B] int64 vocabulary indices (V = NO-OP). Results are on the
   // model's device.
   DreamStepResult step(const torch::Tensor& actions);
+  // Throws UsageError for the first action refused since the last check
+  // (its row and action), if any, and forgets it; reads two numbers from
+  // the device.
+  void check_actions();
   int64_t batch() const { return options_.batch; }
+  const torch::Device& device() const { return device_; }
 
  private:
   void restart(const torch::Tensor& rows);  // bool [B]
+  // Records the first refused action of `a` [B] (-1 when none) on the device.
+  void note_refused(const torch::Tensor& a);
 
   WorldModel::Impl* model_;
   torch::Device device_{torch::kCPU};  // the model's: every state tensor lives there
   DreamOptions options_;
   torch::Generator generator_;
-  torch::Tensor start_z_, start_mask_, start_locations_;  // [S, D], [S, V + 1], [S, V]
-  int64_t next_start_ = 0;
+  torch::Tensor start_z_, start_mask_, start_locations_, start_counts_;  // [S, D], [S, V + 1], [S, V], [S, V]
+  torch::Tensor next_start_;  // 0-dim int64: the start the next restarted row takes
+  torch::Tensor refused_row_, refused_action_;  // 0-dim int64: the first refused action (-1: none)
   torch::Tensor z_, mask_, steps_, returns_, start_;
   torch::Tensor h_, c_;  // the LSTM state [B, MdnRnnImpl::state_width()]
   int64_t hidden_width_ = 0;  // H

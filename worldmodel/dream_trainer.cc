@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "learner/gae.h"
 #include "learner/ppo_epochs.h"
+#include "worldmodel/device_random.h"
 
 namespace graphworld {
 
@@ -26,7 +27,7 @@ std::pair<torch::Tensor, torch::Tensor> log_prob_and_entropy(const torch::Tensor
 DreamTrainer::DreamTrainer(const WorldModel& model, DreamController controller, const torch::Tensor& starts,
                            DreamTrainingOptions options)
     : options_(options), controller_(std::move(controller)), env_(model, starts, options.dream),
-      rng_(options.ppo.seed), generator_(at::detail::createCPUGenerator(options.ppo.seed + 1)) {
+      rng_(options.ppo.seed), generator_(seeded_generator(env_.device(), options.ppo.seed + 1)) {
   if (options.horizon < 1) throw UsageError("dream training needs horizon >= 1");
   optimizer_ = std::make_unique<torch::optim::Adam>(controller_->parameters(),
                                                     torch::optim::AdamOptions(options.ppo.learning_rate));
@@ -38,6 +39,10 @@ DreamBatch collect_dream_batch(DreamEnv& env, DreamController& controller, int32
   DreamBatch batch;
   batch.rows = env.batch();
   batch.steps = horizon;
+  // Counted on the device and read once, with the batch: the steps never
+  // wait for the host.
+  torch::Tensor episodes = torch::zeros({}, torch::TensorOptions(env.device()).dtype(torch::kInt64));
+  torch::Tensor return_sum = torch::zeros({}, torch::TensorOptions(env.device()).dtype(torch::kDouble));
   for (int32_t t = 0; t < horizon; ++t) {
     const ControllerOutput out = controller->forward(env.z(), env.hidden(), env.mask());
     const torch::Tensor action = sample_actions(out, generator);
@@ -50,9 +55,12 @@ DreamBatch collect_dream_batch(DreamEnv& env, DreamController& controller, int32
     const DreamStepResult r = env.step(action);
     rewards.push_back(r.reward);
     dones.push_back(r.done);
-    batch.episodes += r.done.sum().item<int64_t>();
-    batch.return_sum += r.episode_return.sum().item<double>();
+    episodes += r.done.sum();
+    return_sum += r.episode_return.sum().to(torch::kDouble);
   }
+  env.check_actions();
+  batch.episodes = episodes.item<int64_t>();
+  batch.return_sum = return_sum.item<double>();
   // A batch is host memory: it is sent, and learned from, on the CPU.
   auto host = [](const torch::Tensor& t) { return t.to(torch::kCPU).contiguous(); };
   batch.bootstrap = host(controller->forward(env.z(), env.hidden(), env.mask()).value);

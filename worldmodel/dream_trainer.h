@@ -56,7 +56,10 @@ struct DreamBatch {
   double return_sum = 0;    // their predicted reductions, summed
 };
 
-// `horizon` steps of every row of `env`, actions sampled from the controller.
+// `horizon` steps of every row of `env`, actions sampled from the controller
+// with `generator` (a generator of the env's device). The steps stay on the
+// device; the batch is copied to the host at the end, where a refused
+// action, if any, is thrown (DreamEnv::check_actions).
 DreamBatch collect_dream_batch(DreamEnv& env, DreamController& controller, int32_t horizon, torch::Generator& generator);
 
 // What the controller learns from: each rewrite's predicted reward less

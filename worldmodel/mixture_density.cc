@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "worldmodel/device_random.h"
+
 namespace graphworld {
 
 torch::Tensor mixture_nll(const GaussianMixture& m, const torch::Tensor& target) {
@@ -18,16 +20,14 @@ torch::Tensor mixture_nll(const GaussianMixture& m, const torch::Tensor& target)
 
 torch::Tensor sample_mixture(const GaussianMixture& m, double tau, torch::Generator generator) {
   tau = std::max(tau, 1e-6);
-  // The draws come from the CPU generator whatever the mixture's device, so
-  // a seed gives the same dream on a GPU; the choices and noise are small.
-  const torch::Device device = m.logits.device();
-  const torch::Tensor weights = torch::softmax(m.logits / tau, -1).to(torch::kCPU);  // [B, K]
-  const torch::Tensor component = torch::multinomial(weights, 1, false, generator).to(device);  // [B, 1]
+  // Drawn where the mixture lives, with `generator` (a generator of that
+  // device, device_random.h): nothing is read back to the host.
+  const torch::Tensor component = sample_categorical(torch::softmax(m.logits / tau, -1), generator);  // [B]
   const int64_t d = m.means.size(2);
-  const torch::Tensor pick = component.unsqueeze(-1).expand({-1, 1, d});       // [B, 1, D]
+  const torch::Tensor pick = component.view({-1, 1, 1}).expand({-1, 1, d});  // [B, 1, D]
   const torch::Tensor mean = m.means.gather(1, pick).squeeze(1);               // [B, D]
   const torch::Tensor sigma = torch::exp(m.log_sigma.gather(1, pick).squeeze(1)) * std::sqrt(tau);
-  const torch::Tensor noise = at::normal(0.0, 1.0, mean.sizes(), generator).to(device, mean.scalar_type());
+  const torch::Tensor noise = at::normal(0.0, 1.0, mean.sizes(), generator, mean.options());
   return mean + sigma * noise;
 }
 

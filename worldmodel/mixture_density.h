@@ -30,7 +30,9 @@ torch::Tensor mixture_nll(const GaussianMixture& mixture, const torch::Tensor& t
 
 // One sample per row, [B, D], at temperature `tau` (values below 1e-6 are
 // taken as 1e-6, where the sample is the most likely component's mean to
-// within a thousandth of its deviation). Deterministic given `generator`.
+// within a thousandth of its deviation). Deterministic given `generator`,
+// which must be a generator of the mixture's device (seeded_generator in
+// device_random.h): the draws stay there.
 torch::Tensor sample_mixture(const GaussianMixture& mixture, double tau, torch::Generator generator);
 
 }  // namespace graphworld

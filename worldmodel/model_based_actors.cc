@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "learner/rollout.h"
 #include "worldmodel/controller.h"
+#include "worldmodel/device_random.h"
 #include "worldmodel/dream_message.h"
 #include "worldmodel/dream_trainer.h"
 #include "worldmodel/model_based_parameters.h"
@@ -173,7 +174,7 @@ class RealModelBasedWork final : public ActorWork {
 class DreamWork final : public ActorWork {
  public:
   explicit DreamWork(DreamActorOptions options)
-      : options_(options), generator_(at::detail::createCPUGenerator(options.seed)) {
+      : options_(options), generator_(seeded_generator(torch::Device(options.device), options.seed)) {
     if (options.rows < 1 || options.horizon < 1) throw UsageError("a dream actor needs rows >= 1 and horizon >= 1");
   }
 
@@ -201,6 +202,7 @@ class DreamWork final : public ActorWork {
       dream.tau = options_.tau;
       dream.max_steps = std::max(1, models_.model->info().max_steps);
       dream.seed = options_.seed + static_cast<uint64_t>(models_.generation);
+      dream.check_each_step = false;  // its actions come from the mask; checked per batch
       env_ = std::make_unique<DreamEnv>(*models_.model, models_.model->impl().starts, dream);
     }
     dream_ = p.dream && models_.model && env_;

@@ -94,6 +94,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
       dream.dream.tau = options.settings.tau;
       dream.dream.max_steps = info.max_steps;
       dream.dream.seed = options.seed;
+      dream.dream.check_each_step = false;  // its actions come from the mask; checked per batch
       dream.horizon = options.settings.dream_horizon;
       dream.ppo = options.ppo;
       dream.step_cost = options.settings.step_cost;

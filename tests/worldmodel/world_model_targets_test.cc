@@ -311,6 +311,86 @@ TEST(WorldModelTargets, DreamCountsMoveByWholeMatches) {
   }
 }
 
+// A dream whose heads offer every rule that has a match and never end an
+// episode by themselves, from three real starts: {rule 2: 3 matches, rule
+// 5: 1}, {rule 5 only} and {2: 1, 5: 2}.
+struct SteadyDream {
+  WorldModel model = model_of(episodes());
+  torch::Tensor starts;
+  SteadyDream() {
+    WorldModel::Impl& m = model.impl();
+    torch::NoGradGuard no_grad;
+    for (auto& p : m.rnn->named_parameters()) {
+      const std::string& name = p.key();
+      if (name == "locations.weight" || name == "mask.weight" || name == "done.weight") p.value().zero_();
+      if (name == "locations.bias") p.value().zero_();
+      if (name == "mask.bias") p.value().fill_(20.0f);
+      if (name == "done.bias") p.value().fill_(-20.0f);
+    }
+    WorldStep only_5 = step(5, 0.0f, false), both = step(2, 0.0f, false);
+    only_5.allowed = {5};
+    only_5.locations = {1};
+    both.locations = {1, 2};
+    starts = m.encoder_inputs({step(2, 0.0f, false), only_5, both});
+  }
+};
+
+// Rows that end restart from the next starts in row order, round robin,
+// without the dream counting them on the host.
+TEST(WorldModelTargets, DreamRowsRestartFromTheStartsRoundRobin) {
+  SteadyDream d;
+  DreamOptions options;
+  options.batch = 5;
+  options.max_steps = 10;
+  DreamEnv dream(d.model, d.starts, options);
+  EXPECT_TRUE(torch::equal(dream.start_index(), torch::tensor({0, 1, 2, 0, 1}, torch::kInt64)));
+  // Rule 2 (index 0) where the start offers it, NO-OP (2) on rows 1 and 3.
+  const DreamStepResult r = dream.step(torch::tensor({0, 2, 0, 2, 2}, torch::kInt64));
+  EXPECT_TRUE(torch::equal(r.done, torch::tensor({false, true, false, true, true})));
+  // Rows 1, 3 and 4 take starts 2, 0 and 1, with their counts; rows 0 and
+  // 2 keep theirs (the location head predicts no change).
+  EXPECT_TRUE(torch::equal(dream.start_index(), torch::tensor({0, 2, 2, 0, 1}, torch::kInt64)));
+  EXPECT_TRUE(torch::equal(dream.counts(), torch::tensor({{3.0f, 1.0f}, {1.0f, 2.0f}, {1.0f, 2.0f}, {3.0f, 1.0f},
+                                                           {0.0f, 1.0f}})))
+      << dream.counts();
+  dream.step(torch::full({5}, 2, torch::kInt64));
+  EXPECT_TRUE(torch::equal(dream.start_index(), torch::tensor({2, 0, 1, 2, 0}, torch::kInt64)));
+}
+
+// A masked or out-of-range action is refused: at once by default, the
+// dream unmoved; with the check per step off, when check_actions() is
+// called, once.
+TEST(WorldModelTargets, ADreamRefusesAMaskedActionAtOnceOrWhenAsked) {
+  SteadyDream d;
+  DreamOptions options;
+  options.batch = 3;
+  options.max_steps = 10;
+  DreamEnv now(d.model, d.starts, options);  // row 1 starts with rule 5 only
+  const torch::Tensor z = now.z().clone();
+  try {
+    now.step(torch::tensor({0, 0, 0}, torch::kInt64));
+    ADD_FAILURE() << "a masked action was stepped";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "dream row 1: action 0 is masked by the predicted mask");
+  }
+  EXPECT_TRUE(torch::equal(now.z(), z)) << "the refused step changed the dream";
+  EXPECT_NO_THROW(now.step(torch::tensor({0, 1, 0}, torch::kInt64))) << "allowed actions step after a refusal";
+
+  options.check_each_step = false;
+  DreamEnv later(d.model, d.starts, options);
+  EXPECT_NO_THROW(later.step(torch::tensor({0, 1, 0}, torch::kInt64)));
+  EXPECT_NO_THROW(later.check_actions());
+  EXPECT_NO_THROW(later.step(torch::tensor({2, 7, 2}, torch::kInt64)));  // 7: past NO-OP (2)
+  EXPECT_NO_THROW(later.step(torch::tensor({0, 0, 0}, torch::kInt64)));
+  try {
+    later.check_actions();
+    ADD_FAILURE() << "the refused actions were not reported";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "dream row 1: action 7 is outside the vocabulary [0, 2]") << "the first is reported";
+  }
+  EXPECT_NO_THROW(later.check_actions()) << "reported once";
+}
+
 TEST(WorldModelTargets, RuleRewardsStartAtTheDataMeansOnce) {
   const std::vector<WorldEpisode> data = episodes();
   WorldModel model = model_of(data);
