@@ -25,4 +25,12 @@ from .rollout_store import RolloutStore
 from .vector_env import VectorEnv
 from . import spaces
 
+try:  # pragma: no cover - depends on what is installed
+    import gymnasium as _gymnasium
+except ImportError:  # pragma: no cover
+    _gymnasium = None
+if _gymnasium is not None:
+    # gymnasium.make("graphworld/GraphEnv-v0", model=..., ...) takes GraphEnv's arguments.
+    _gymnasium.register(id="graphworld/GraphEnv-v0", entry_point="graphworld.env:GraphEnv")
+
 __all__ = ["GraphEnv", "VectorEnv", "Policy", "RolloutStore", "cost", "load_policy", "optimize", "spaces"]

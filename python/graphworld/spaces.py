@@ -1,8 +1,8 @@
 """The action and observation spaces of graphworld's environments.
 
 Gymnasium's own spaces when ``gymnasium`` is importable; otherwise small
-stand-ins with the same fields (``n``, ``shape``, ``dtype``, ``low``,
-``high``, ``spaces``, ``feature_space``) and the same ``sample()`` and
+stand-ins with the same fields (``n``, ``nvec``, ``shape``, ``dtype``,
+``low``, ``high``, ``spaces``, ``feature_space``) and the same ``sample()`` and
 ``contains()``, so code written against Gymnasium runs without it.
 
 Graph-sized arrays (node and edge features, senders, the matches) vary in
@@ -59,6 +59,27 @@ class MultiBinary:
 
     def __repr__(self):
         return f"MultiBinary({self.n})"
+
+
+class MultiDiscrete:
+    """Integer arrays of ``nvec``'s shape, each entry i in [0, nvec[i])."""
+
+    def __init__(self, nvec, dtype=np.int64, seed=None):
+        self.nvec = np.asarray(nvec, dtype=dtype)
+        self.shape = self.nvec.shape
+        self.dtype = np.dtype(dtype)
+        self._rng = np.random.default_rng(seed)
+
+    def sample(self):
+        return (self._rng.random(self.shape) * self.nvec).astype(self.dtype)
+
+    def contains(self, x):
+        x = np.asarray(x)
+        return (x.shape == self.shape and np.issubdtype(x.dtype, np.integer) and bool(np.all(x >= 0))
+                and bool(np.all(x < self.nvec)))
+
+    def __repr__(self):
+        return f"MultiDiscrete({self.nvec.tolist()})"
 
 
 class Box:
@@ -163,11 +184,44 @@ def action_space(num_xfers, max_locations):
     return s.Tuple((s.Discrete(num_xfers + 1), s.Discrete(max_locations)))
 
 
+def vector_action_space(num_envs, num_xfers, max_locations):
+    """VectorEnv's actions: an int array [E, 2], a (xfer, location) per environment."""
+    s = _module()
+    return s.MultiDiscrete(np.tile(np.array([num_xfers + 1, max_locations], dtype=np.int64), (num_envs, 1)))
+
+
+def vector_observation_space(num_envs, num_xfers, max_locations, node_feature_dim, edge_feature_dim,
+                             global_feature_dim):
+    """VectorEnv's batched observation dict: the masks per environment, the
+    graphs as one batch (python/README.md lists the arrays)."""
+    s = _module()
+    inf = np.float32(np.inf)
+    most = np.iinfo(np.int32).max
+    index = s.Discrete(most)  # a node or match index (Discrete: Gymnasium checks its members as scalars)
+    per_env = s.Box(0, most, (num_envs,), dtype=np.int32)
+    return s.Dict({
+        "xfer_mask": s.MultiBinary([num_envs, num_xfers + 1]),
+        "location_mask": s.MultiBinary([num_envs, num_xfers, max_locations]),
+        "n_node": per_env,
+        "n_edge": per_env,
+        "node_features": s.Sequence(s.Box(-inf, inf, (node_feature_dim,), dtype=np.float32), stack=True),
+        "edge_features": s.Sequence(s.Box(-inf, inf, (edge_feature_dim,), dtype=np.float32), stack=True),
+        "senders": s.Sequence(index, stack=True),
+        "receivers": s.Sequence(index, stack=True),
+        "globals": s.Box(-inf, inf, (num_envs, global_feature_dim), dtype=np.float32),
+        "node_op": s.Sequence(index, stack=True),
+        "location_begin": s.Box(0, most, (num_envs, num_xfers + 1), dtype=np.int32),
+        "location_offset": per_env,
+        "node_begin": s.Sequence(index, stack=True),
+        "match_nodes": s.Sequence(index, stack=True),
+    })
+
+
 def observation_space(num_xfers, max_locations, node_feature_dim, edge_feature_dim, global_feature_dim):
     """The observation dict's arrays (python/README.md lists them)."""
     s = _module()
     inf = np.float32(np.inf)
-    index = s.Box(0, np.iinfo(np.int32).max, (), dtype=np.int32)
+    index = s.Discrete(np.iinfo(np.int32).max)  # a node or match index (Discrete: Gymnasium checks its members as scalars)
     return s.Dict({
         "xfer_mask": s.MultiBinary(num_xfers + 1),
         "location_mask": s.MultiBinary([num_xfers, max_locations]),

@@ -8,8 +8,19 @@ from . import _core
 from . import spaces
 from .env import EDGE_FEATURE_DIM, GLOBAL_FEATURE_DIM, NODE_FEATURE_DIM
 
+try:  # pragma: no cover - depends on what is installed
+    from gymnasium.vector import VectorEnv as _Base
+    try:
+        from gymnasium.vector import AutoresetMode as _AutoresetMode
+        _NEXT_STEP = _AutoresetMode.NEXT_STEP
+    except ImportError:  # Gymnasium 1.0 names the mode by a string
+        _NEXT_STEP = "NextStep"
+except ImportError:  # pragma: no cover
+    _Base = object
+    _NEXT_STEP = "NextStep"
 
-class VectorEnv:
+
+class VectorEnv(_Base):
     """``num_envs`` environments over ``models`` (environment i rewrites
     ``models[i % len(models)]``), stepped on ``threads`` C++ threads with
     the GIL released.
@@ -30,7 +41,17 @@ class VectorEnv:
     ``location_offset`` [E] (where its entries start in ``node_begin``),
     ``node_begin`` and ``match_nodes`` (indices into the batch's nodes).
     Environment i's episodes are seeded seed + i, seed + i + E, ...
+
+    Where Gymnasium is installed this is a ``gymnasium.vector.VectorEnv``
+    whose ``metadata["autoreset_mode"]`` is ``AutoresetMode.NEXT_STEP``, so
+    Gymnasium's vector wrappers (``RecordEpisodeStatistics`` and others)
+    take it as it is. ``action_space`` is the [E, 2] int array of actions,
+    ``observation_space`` the batched dict; ``single_action_space`` and
+    ``single_observation_space`` are one ``GraphEnv``'s.
     """
+
+    metadata = {"autoreset_mode": _NEXT_STEP}
+    render_mode = None
 
     def __init__(self, models, num_envs, cost="analytic", rates=None, max_steps=100, seed=None, max_locations=200,
                  reward="incremental", gpu="h100-sxm", batch=1, threads=2):
@@ -50,6 +71,11 @@ class VectorEnv:
         self.single_observation_space = spaces.observation_space(self.num_xfers, self.max_locations,
                                                                  NODE_FEATURE_DIM, EDGE_FEATURE_DIM,
                                                                  GLOBAL_FEATURE_DIM)
+        self.action_space = spaces.vector_action_space(self.num_envs, self.num_xfers, self.max_locations)
+        self.observation_space = spaces.vector_observation_space(self.num_envs, self.num_xfers, self.max_locations,
+                                                                 NODE_FEATURE_DIM, EDGE_FEATURE_DIM,
+                                                                 GLOBAL_FEATURE_DIM)
+        self.closed = False
 
     def reset(self, *, seed=None, options=None):
         """Resets every environment: ``(obs, infos)``; ``seed`` restarts the seeds."""
@@ -64,5 +90,7 @@ class VectorEnv:
                              f"[{self.num_envs}, 2], got shape {array.shape} of {array.dtype}")
         return self._core.step(array)
 
-    def close(self):
-        pass
+    def close(self, **kwargs):
+        """Nothing to release early: the C++ environments go with the object."""
+        del kwargs
+        self.closed = True
