@@ -33,6 +33,7 @@ MdnRnnImpl::MdnRnnImpl(MdnRnnConfig config) : config_(config) {
                        std::to_string(n) + " wide) must lie within its action input (" +
                        std::to_string(config.action_dim) + ")");
     reward_by_choice_ = register_parameter("reward_by_choice", torch::zeros({n}));
+    if (config.mask_by_choice) mask_by_choice_ = register_parameter("mask_by_choice", torch::zeros({n, n}));
   }
 }
 
@@ -95,6 +96,8 @@ MdnRnnOutput MdnRnnImpl::forward(const torch::Tensor& z, const torch::Tensor& ac
     const torch::Tensor carried = (2 * actions.narrow(-1, 0, config_.num_xfers) - 1) * mask_carry_;
     out.mask_logits = out.mask_logits + torch::cat({carried, torch::zeros_like(out.mask_logits.narrow(-1, 0, 1))}, -1);
   }
+  if (mask_by_choice_.defined())
+    out.mask_logits = out.mask_logits + actions.narrow(-1, config_.action_one_hot_at, config_.num_xfers + 1).matmul(mask_by_choice_);
   out.location_change = locations_head_->forward(hidden);
   out.hidden = lstm_out;
   return out;

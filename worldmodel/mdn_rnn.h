@@ -34,6 +34,11 @@ struct MdnRnnConfig {
   // other rules' (NasRNN's MatMul merge, +0.04 pp each, was predicted at
   // -0.1 to -0.2 pp, and the controller learned to stop at once).
   int64_t action_one_hot_at = -1;
+  // With the one-hot above: the next mask's logits also get a learned term
+  // per (choice, rule), [N + 1, N + 1]: applying rule a tends to end rule
+  // a's last match and to open or close matches of rules that overlap it,
+  // whatever the graph, and the LSTM alone learns those pairs slowly.
+  bool mask_by_choice = false;
   double dropout = 0.0;  // on the LSTM's output, before the heads, in training mode
   // 0: one LSTM over (z, action input) drives every head and is h. Above
   // 0: two LSTMs. The first skips the first `bookkeeping_inputs` entries
@@ -117,6 +122,7 @@ class MdnRnnImpl : public torch::nn::Module {
       locations_head_{nullptr};
   torch::Tensor mask_carry_;  // [N]: how strongly the current mask carries over (mask_leads_action)
   torch::Tensor reward_by_choice_;  // [N + 1]: the reward's per-choice term (action_one_hot_at)
+  torch::Tensor mask_by_choice_;    // [N + 1, N + 1]: the next mask's per-(choice, rule) term (mask_by_choice)
 };
 TORCH_MODULE(MdnRnn);
 

@@ -42,6 +42,7 @@ WorldModel::Impl::Impl(WorldModelConfig c, XferVocabulary v, WorldModelInfo i)
   rc.components = c.components;
   rc.mask_leads_action = true;  // rnn_condition() puts the mask first
   rc.action_one_hot_at = 2 * vocabulary.size();  // after the mask and the log locations
+  rc.mask_by_choice = c.mask_by_choice;
   rc.dropout = 0.2;
   if (c.separate_controller_memory) rc.bookkeeping_inputs = 2 * vocabulary.size();  // the mask and log locations
   rnn = MdnRnn(rc);

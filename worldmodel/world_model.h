@@ -38,6 +38,10 @@ struct WorldModelConfig {
   // in the dream than in the real graph (worldmodel/README.md). false: one
   // LSTM for both, as in the World Models paper.
   bool separate_controller_memory = true;
+  // The next mask's logits get a learned term per (action, rule)
+  // (MdnRnnConfig::mask_by_choice). Files written without it (five config
+  // fields) load with it off and predict as they always did.
+  bool mask_by_choice = true;
 };
 
 // Where a world model came from and what it fits: the rules and features it

@@ -15,7 +15,9 @@ namespace {
 constexpr const char* kWorldModelKind = "world-model";
 // 2: the data's support (self_change_max, reward_max); 3: applications_max;
 // 4: the reward's per-rule term (MdnRnnConfig::action_one_hot_at); 5: the
-// config's separate_controller_memory.
+// config's separate_controller_memory. Within 5, a sixth config field says
+// the mask has its per-(action, rule) term (WorldModelConfig::mask_by_choice);
+// files without it have five.
 constexpr int64_t kWorldModelFormat = 5;
 
 std::string info_text(const WorldModelInfo& info) {
@@ -72,9 +74,12 @@ std::string WorldModel::to_bytes() const {
   const Impl& m = *impl_;
   torch::serialize::OutputArchive archive;
   archive.write("format", torch::tensor(kWorldModelFormat));
-  archive.write("config", torch::tensor(std::vector<int64_t>{m.config.latent_dim, m.config.hidden,
-                                                             m.config.components, m.config.encoder_hidden,
-                                                             m.config.separate_controller_memory ? 1 : 0}));
+  std::vector<int64_t> config{m.config.latent_dim, m.config.hidden, m.config.components, m.config.encoder_hidden,
+                              m.config.separate_controller_memory ? 1 : 0};
+  // A sixth field only when the mask term is on: without it a file is
+  // written as before it existed, and any build reads it.
+  if (m.config.mask_by_choice) config.push_back(1);
+  archive.write("config", torch::tensor(config));
   std::vector<int64_t> vocab(m.vocabulary.xfers().begin(), m.vocabulary.xfers().end());
   vocab.push_back(m.vocabulary.num_xfers());  // N last
   archive.write("vocabulary", torch::tensor(vocab));
@@ -99,9 +104,10 @@ WorldModel WorldModel::from_bytes(const std::string& payload, const std::string&
     throw FormatError(path + ": world model format " + std::to_string(format) + ", this build reads " +
                       std::to_string(kWorldModelFormat) + " (retrain it with `graphworld worldmodel train`)");
   const torch::Tensor c = read_tensor(archive, "config", path);
-  if (c.numel() != 5) throw FormatError(path + ": world model config has " + std::to_string(c.numel()) + " fields, not 5");
+  if (c.numel() != 5 && c.numel() != 6)
+    throw FormatError(path + ": world model config has " + std::to_string(c.numel()) + " fields, not 5 or 6");
   WorldModelConfig config{c[0].item<int64_t>(), c[1].item<int64_t>(), c[2].item<int64_t>(), c[3].item<int64_t>(),
-                          c[4].item<int64_t>() != 0};
+                          c[4].item<int64_t>() != 0, c.numel() == 6 && c[5].item<int64_t>() != 0};
   const torch::Tensor v = read_tensor(archive, "vocabulary", path);
   if (v.numel() < 1) throw FormatError(path + ": world model vocabulary is empty");
   std::vector<int32_t> xfers;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "learner/torch_bytes.h"
 #include "worldmodel/batch_parts.h"
 #include "worldmodel/dream_env.h"
 #include "worldmodel/dream_trainer.h"
@@ -389,6 +390,49 @@ TEST(WorldModelTargets, ADreamRefusesAMaskedActionAtOnceOrWhenAsked) {
     EXPECT_EQ(std::string(e.what()), "dream row 1: action 7 is outside the vocabulary [0, 2]") << "the first is reported";
   }
   EXPECT_NO_THROW(later.check_actions()) << "reported once";
+}
+
+// The next mask's per-(action, rule) term: saved with the model where it is
+// on; a model without it is written as files were before the term existed
+// (five config fields), so those files load as they always did, and both
+// load back predicting exactly what they predicted.
+TEST(WorldModelTargets, TheMaskTermIsSavedWhereOnAndFilesWithoutItLoadAsBefore) {
+  const std::vector<WorldEpisode> data = episodes();
+  for (bool on : {false, true}) {
+    SCOPED_TRACE(on ? "with the mask term" : "without it");
+    WorldModelConfig config;
+    config.hidden = 16;
+    config.latent_dim = 4;
+    config.components = 2;
+    config.mask_by_choice = on;
+    WorldModelInfo info;
+    info.max_steps = kMaxSteps;
+    info.feature_version = kObservationFeatureVersion;
+    WorldModel model(config, XferVocabulary::from_episodes(data, kRules), info, 1);
+    const auto names = model.impl().rnn->named_parameters();
+    ASSERT_EQ(names.contains("mask_by_choice"), on);
+    if (on) {
+      torch::NoGradGuard no_grad;
+      names["mask_by_choice"].copy_(torch::randn({3, 3}));  // 2 rules and NO-OP: something to keep
+    }
+    const std::string bytes = model.to_bytes();
+    torch::serialize::InputArchive archive;
+    archive_from_bytes(archive, bytes, "memory.gwworld");
+    torch::Tensor fields;
+    archive.read("config", fields);
+    EXPECT_EQ(fields.numel(), on ? 6 : 5);
+    WorldModel loaded = WorldModel::from_bytes(bytes, "memory.gwworld");
+    EXPECT_EQ(loaded.config().mask_by_choice, on);
+    WorldModel::Impl& m = model.impl();
+    std::vector<const WorldEpisode*> all;
+    for (const WorldEpisode& e : data) all.push_back(&e);
+    m.set_starts(all);
+    torch::NoGradGuard no_grad;
+    const torch::Tensor z = torch::randn({1, 3, 4});
+    const torch::Tensor condition = torch::rand({1, 3, m.action_dim()});
+    EXPECT_TRUE(torch::equal(m.rnn->forward(z, condition).mask_logits,
+                             loaded.impl().rnn->forward(z, condition).mask_logits));
+  }
 }
 
 TEST(WorldModelTargets, RuleRewardsStartAtTheDataMeansOnce) {
