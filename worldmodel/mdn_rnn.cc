@@ -1,6 +1,7 @@
 #include "worldmodel/mdn_rnn.h"
 
 #include "common/error.h"
+#include "worldmodel/hashed_dropout.h"
 #include "worldmodel/lstm_sequence.h"
 
 namespace graphworld {
@@ -79,26 +80,34 @@ MdnRnnOutput MdnRnnImpl::forward(const torch::Tensor& z, const torch::Tensor& ac
   }
   // Dropout in training only: the heads otherwise learn the training
   // episodes by heart (mask F1 1.0 there, well below on held-out ones).
-  const torch::Tensor hidden = torch::dropout(bookkeeping_out, config_.dropout, is_training());
-  const torch::Tensor z_hidden = beside == 0 ? hidden : torch::dropout(lstm_out, config_.dropout, is_training());
+  const torch::Tensor hidden = hashed_dropout(bookkeeping_out, config_.dropout, is_training());
+  const torch::Tensor z_hidden = beside == 0 ? hidden : hashed_dropout(lstm_out, config_.dropout, is_training());
   const torch::Tensor mix = mixture_head_->forward(z_hidden);  // [T, B, K (1 + 2D)]
   out.next_z.logits = mix.narrow(-1, 0, k);
   out.next_z.means = mix.narrow(-1, k, k * d).reshape({t, b, k, d});
   // Deviations kept within [e^-7, e^2]: a collapsing component would make
   // the likelihood unbounded and the gradients explode.
   out.next_z.log_sigma = mix.narrow(-1, k + k * d, k * d).reshape({t, b, k, d}).clamp(-7.0, 2.0);
-  out.reward = reward_head_->forward(hidden).squeeze(-1);
+  // The four heads that read `hidden` as one product: one matrix product
+  // forward and two backward in place of four and eight, over a few
+  // hundred rows where each call's overhead counted.
+  const int64_t n = config_.num_xfers + 1;
+  const torch::Tensor heads =
+      torch::linear(hidden,
+                    torch::cat({reward_head_->weight, done_head_->weight, mask_head_->weight, locations_head_->weight}),
+                    torch::cat({reward_head_->bias, done_head_->bias, mask_head_->bias, locations_head_->bias}));
+  out.reward = heads.select(-1, 0);
   if (config_.action_one_hot_at >= 0)
-    out.reward = out.reward + (actions.narrow(-1, config_.action_one_hot_at, config_.num_xfers + 1) * reward_by_choice_).sum(-1);
-  out.done_logit = done_head_->forward(hidden).squeeze(-1);
-  out.mask_logits = mask_head_->forward(hidden);
+    out.reward = out.reward + (actions.narrow(-1, config_.action_one_hot_at, n) * reward_by_choice_).sum(-1);
+  out.done_logit = heads.select(-1, 1);
+  out.mask_logits = heads.narrow(-1, 2, n);
   if (config_.mask_leads_action) {
     const torch::Tensor carried = (2 * actions.narrow(-1, 0, config_.num_xfers) - 1) * mask_carry_;
     out.mask_logits = out.mask_logits + torch::cat({carried, torch::zeros_like(out.mask_logits.narrow(-1, 0, 1))}, -1);
   }
   if (mask_by_choice_.defined())
     out.mask_logits = out.mask_logits + actions.narrow(-1, config_.action_one_hot_at, config_.num_xfers + 1).matmul(mask_by_choice_);
-  out.location_change = locations_head_->forward(hidden);
+  out.location_change = heads.narrow(-1, 2 + n, n);
   out.hidden = lstm_out;
   return out;
 }

@@ -301,6 +301,7 @@ void WorldModel::train(const EpisodeSource& train, const EpisodeSource& held_out
   // inherit the denormal setting).
   WorkerThreads adam_threads(on_cpu ? std::max(1, threads) : 1);
   std::vector<std::vector<size_t>> orders(train_parts.parts());
+  bool gradients_dirty = true;  // false right after Adam's step, which zeroes them
   // The weights of the epoch with the lowest held-out loss are kept: past
   // it the model learns the training episodes by heart.
   double best_loss = std::numeric_limits<double>::infinity();
@@ -314,14 +315,19 @@ void WorldModel::train(const EpisodeSource& train, const EpisodeSource& held_out
       const std::vector<Prepared>& data = train_data.get(part);
       for (size_t i : order) {
         const Prepared& p = data[i];
-        flat.gradients().zero_();
+        if (gradients_dirty) flat.gradients().zero_();
+        gradients_dirty = true;
         const MdnRnnOutput out = m.rnn->forward(p.z, p.condition);
         const MdnRnnLosses l = m.rnn->losses(out, p.targets);
         const torch::Tensor total = l.total(m.config.latent_dim);
         if (!std::isfinite(total.item<double>())) continue;  // a bad batch must not poison the weights
         total.backward();
-        clip_flat_gradients(flat, 1.0);
-        flat_adam.step(&adam_threads);
+        // Clipped to norm 1, the scale folded into Adam's one pass, which
+        // also leaves the gradients zero for the next batch.
+        const double norm = flat_adam.gradient_norm(&adam_threads);
+        if (!std::isfinite(norm)) continue;
+        flat_adam.fused_step(&adam_threads, std::min(1.0, 1.0 / (norm + 1e-6)), /*zero_gradients=*/true);
+        gradients_dirty = false;
         add_weighted(sum, to_doubles(l), p.weight);
         weight += p.weight;
       }
