@@ -335,6 +335,7 @@ LstmGradients lstm_backward(const torch::Tensor& input, const torch::Tensor& w_i
 }
 
 thread_local bool side_by_side = false;
+thread_local bool gradients_in_place = false;
 
 // Threads kept for the process's life for LSTMs side by side: a thread's
 // first LibTorch call sets up LibTorch's thread pools again, which a new
@@ -391,11 +392,12 @@ struct LstmSequences : torch::autograd::Function<LstmSequences> {
       const torch::Tensor* in = contiguous.data() + k * kTensorsPerRun;
       saved.insert(saved.end(), {in[0], in[1], in[2], f.output, f.tape.gates, f.tape.cells, f.tape.cell_tanh});
       ctx->saved_data["input_gradient_" + std::to_string(k)] = tensors[static_cast<size_t>(k * kTensorsPerRun)].requires_grad();
-      // The parameters themselves, whose gradients the backward pass may
-      // add into in place (parameter_gradient below).
-      for (int64_t j = 1; j < kTensorsPerRun; ++j)
-        ctx->saved_data["parameter_" + std::to_string(k * kTensorsPerRun + j)] =
-            tensors[static_cast<size_t>(k * kTensorsPerRun + j)];
+      // The parameters themselves, whose gradients the backward pass adds
+      // into in place inside an LstmGradientsInPlace (parameter_gradient).
+      if (gradients_in_place)
+        for (int64_t j = 1; j < kTensorsPerRun; ++j)
+          ctx->saved_data["parameter_" + std::to_string(k * kTensorsPerRun + j)] =
+              tensors[static_cast<size_t>(k * kTensorsPerRun + j)];
     }
     ctx->saved_data["count"] = count;
     ctx->save_for_backward(saved);
@@ -407,13 +409,13 @@ struct LstmSequences : torch::autograd::Function<LstmSequences> {
     const int64_t count = ctx->saved_data["count"].toInt();
     const torch::autograd::variable_list saved = ctx->get_saved_variables();
     std::vector<LstmGradients> results(static_cast<size_t>(count)), accumulate(static_cast<size_t>(count));
-    // A parameter's gradient that is already there (a flat buffer's view,
-    // learner/flat_parameters.h) is added into in place: autograd would
-    // otherwise add a new tensor into it, a second pass over 1.6 MB per
-    // LSTM weight.
+    // Inside an LstmGradientsInPlace (at the forward pass), a parameter's
+    // gradient that is already there (a flat buffer's view,
+    // learner/flat_parameters.h) is added into in place.
     auto parameter_gradient = [&](int64_t index) {
-      if (!ctx->needs_input_grad(static_cast<size_t>(index))) return torch::Tensor();
-      const torch::Tensor p = ctx->saved_data["parameter_" + std::to_string(index)].toTensor();
+      const std::string key = "parameter_" + std::to_string(index);
+      if (!ctx->needs_input_grad(static_cast<size_t>(index)) || !ctx->saved_data.count(key)) return torch::Tensor();
+      const torch::Tensor p = ctx->saved_data[key].toTensor();
       const torch::Tensor& g = p.grad();
       const bool fits = g.defined() && g.is_contiguous() && g.sizes() == p.sizes() && g.scalar_type() == torch::kFloat &&
                         g.device().is_cpu() && !g.requires_grad();
@@ -439,6 +441,9 @@ struct LstmSequences : torch::autograd::Function<LstmSequences> {
 };
 
 }  // namespace
+
+LstmGradientsInPlace::LstmGradientsInPlace() : previous_(gradients_in_place) { gradients_in_place = true; }
+LstmGradientsInPlace::~LstmGradientsInPlace() { gradients_in_place = previous_; }
 
 LstmSideBySide::LstmSideBySide(bool on) : previous_(side_by_side) { side_by_side = on; }
 LstmSideBySide::~LstmSideBySide() { side_by_side = previous_; }

@@ -231,6 +231,7 @@ void WorldModel::train(const EpisodeSource& train, const EpisodeSource& held_out
   const int threads = at::get_num_threads();
   const ComputeThreads one_thread(threads >= 2 && on_cpu ? 1 : threads);
   const LstmSideBySide side_by_side(threads >= 2 && on_cpu);
+  const LstmGradientsInPlace gradients_in_place;  // the flat buffer's views; only .backward() below
   m.start_rule_rewards([&](const EpisodeVisitor& visit) { train.for_each(visit); });
   auto latent = [&](const EpisodeBatch& b) {
     torch::NoGradGuard no_grad;

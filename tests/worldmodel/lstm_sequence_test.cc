@@ -1,6 +1,8 @@
 // The fused LSTM against torch::nn::LSTM's own forward pass: outputs, final
-// states and every gradient, one LSTM and two side by side. Batches of up
-// to 8 rows take the few-rows recurrent products, larger ones OpenBLAS's.
+// states and every gradient, one LSTM and two side by side, with gradients
+// returned to autograd or added in place (LstmGradientsInPlace). Shapes
+// cover one row and many, one step and many, and widths that are and are
+// not whole blocks of the step product's columns.
 #include "worldmodel/lstm_sequence.h"
 
 #include <gtest/gtest.h>
@@ -71,7 +73,7 @@ TEST_P(LstmSequence, MatchesTorchLstmValuesAndGradients) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, LstmSequence,
                          ::testing::Values(Case{1, 1, 3, 4}, Case{1, 7, 5, 8}, Case{6, 3, 5, 8}, Case{25, 2, 9, 16},
-                                           Case{4, 33, 40, 64}),
+                                           Case{4, 33, 40, 64}, Case{7, 13, 6, 70}),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            const Case& c = info.param;
                            return "T" + std::to_string(c.steps) + "_B" + std::to_string(c.rows) + "_I" +
@@ -100,6 +102,39 @@ TEST(LstmSequences, TwoSideBySideEqualEachAloneOnOneAndTwoThreads) {
       EXPECT_TRUE(torch::allclose(a->parameters()[k].grad(), alone_a.weights[k], 1e-6, 1e-6)) << threads;
       EXPECT_TRUE(torch::allclose(b->parameters()[k].grad(), alone_b.weights[k], 1e-6, 1e-6)) << threads;
     }
+  }
+}
+
+// In place: .backward() leaves in the parameters' existing gradients what
+// autograd would have added there; outside, torch::autograd::grad returns
+// the gradients and leaves .grad() as it was.
+TEST(LstmSequences, InPlaceGradientsAddWhatAutogradWouldAndOnlyWhereAsked) {
+  torch::manual_seed(5);
+  torch::nn::LSTM lstm(torch::nn::LSTMOptions(6, 70));  // 4H = 280: blocks of 64 columns and a tail
+  const torch::Tensor x = torch::randn({5, 3, 6}), wo = torch::randn({5, 3, 70}), ws = torch::randn({1, 3, 70});
+  auto loss = [&] {
+    const auto r = lstm_sequences({{x, lstm}});
+    return loss_of(r[0].output, r[0].h_n, r[0].c_n, wo, ws);
+  };
+  std::vector<torch::Tensor> reference;
+  for (auto& p : lstm->parameters()) p.mutable_grad() = torch::Tensor();
+  loss().backward();
+  for (auto& p : lstm->parameters()) reference.push_back(p.grad().clone());
+  // Gradients already there (as a training loop's buffers are): doubled.
+  {
+    const LstmGradientsInPlace in_place;
+    loss().backward();
+  }
+  const auto params = lstm->parameters();
+  for (size_t k = 0; k < params.size(); ++k)
+    EXPECT_LT(relative_difference(params[k].grad(), 2 * reference[k]), 1e-6) << "parameter " << k;
+  // torch::autograd::grad outside the scope: returned, .grad() untouched.
+  std::vector<torch::Tensor> before;
+  for (auto& p : params) before.push_back(p.grad().clone());
+  const std::vector<torch::Tensor> returned = torch::autograd::grad({loss()}, params);
+  for (size_t k = 0; k < params.size(); ++k) {
+    EXPECT_LT(relative_difference(returned[k], reference[k]), 1e-6) << "parameter " << k;
+    EXPECT_TRUE(torch::equal(params[k].grad(), before[k])) << "parameter " << k;
   }
 }
 
