@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <vector>
 #include <string>
+#include <vector>
 
 namespace graphworld {
 namespace {
@@ -141,6 +141,18 @@ bool FlatAdam::adopt_state() {
   return offset == flat_.values().numel();
 }
 
+FlatAdam::Scalars FlatAdam::scalars(int64_t step) const {
+  const auto& options = static_cast<const torch::optim::AdamOptions&>(adam_.param_groups()[0].options());
+  Scalars s;
+  s.beta1 = std::get<0>(options.betas());
+  s.beta2 = std::get<1>(options.betas());
+  s.bias_correction1 = 1 - std::pow(s.beta1, static_cast<double>(step));
+  s.bias_correction2 = 1 - std::pow(s.beta2, static_cast<double>(step));
+  s.lr = options.lr();
+  s.eps = options.eps();
+  return s;
+}
+
 bool FlatAdam::begin_step(int64_t& step) {
   if (!flat_.intact() || !adopt_state()) return false;
   for (const torch::Tensor& p : adam_.param_groups()[0].params()) {
@@ -157,19 +169,16 @@ void FlatAdam::step(WorkerThreads* threads) {
     adam_.step();
     return;
   }
-  const auto& options = static_cast<const torch::optim::AdamOptions&>(adam_.param_groups()[0].options());
   // torch::optim::Adam's arithmetic, on every parameter at once.
   torch::NoGradGuard no_grad;
-  const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
-  const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(step));
-  const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(step));
+  const Scalars s = scalars(step);
   split_over(threads, flat_.values().numel(), [&](int64_t begin, int64_t count) {
     const torch::Tensor grad = flat_.gradients().narrow(0, begin, count);
     torch::Tensor m = exp_avg_.narrow(0, begin, count), v = exp_avg_sq_.narrow(0, begin, count);
-    m.mul_(beta1).add_(grad, 1 - beta1);
-    v.mul_(beta2).addcmul_(grad, grad, 1 - beta2);
-    const torch::Tensor denom = (v.sqrt() / std::sqrt(bias_correction2)).add_(options.eps());
-    flat_.values().narrow(0, begin, count).addcdiv_(m, denom, -options.lr() / bias_correction1);
+    m.mul_(s.beta1).add_(grad, 1 - s.beta1);
+    v.mul_(s.beta2).addcmul_(grad, grad, 1 - s.beta2);
+    const torch::Tensor denom = (v.sqrt() / std::sqrt(s.bias_correction2)).add_(s.eps);
+    flat_.values().narrow(0, begin, count).addcdiv_(m, denom, -s.lr / s.bias_correction1);
   });
 }
 
@@ -185,17 +194,14 @@ void FlatAdam::fused_step(WorkerThreads* threads, double gradient_scale, bool ze
     if (zero_gradients) flat_.gradients().zero_();
     return;
   }
-  const auto& options = static_cast<const torch::optim::AdamOptions&>(adam_.param_groups()[0].options());
-  const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
-  const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(step));
-  const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(step));
+  const Scalars s = scalars(step);
   float *values = flat_.values().data_ptr<float>(), *grads = flat_.gradients().data_ptr<float>();
   float *m = exp_avg_.data_ptr<float>(), *v = exp_avg_sq_.data_ptr<float>();
   split_over(threads, flat_.values().numel(), [&](int64_t begin, int64_t count) {
     auto* pass = zero_gradients ? &adam_pass<true> : &adam_pass<false>;
     pass(values + begin, grads + begin, m + begin, v + begin, count, static_cast<float>(gradient_scale),
-         static_cast<float>(beta1), static_cast<float>(beta2), static_cast<float>(std::sqrt(bias_correction2)),
-         static_cast<float>(options.eps()), static_cast<float>(options.lr() / bias_correction1));
+         static_cast<float>(s.beta1), static_cast<float>(s.beta2), static_cast<float>(std::sqrt(s.bias_correction2)),
+         static_cast<float>(s.eps), static_cast<float>(s.lr / s.bias_correction1));
   });
 }
 

@@ -46,6 +46,11 @@ class FlatAdam {
   double gradient_norm(WorkerThreads* threads = nullptr) const;
 
  private:
+  // Adam's options and bias corrections for step number `step`.
+  struct Scalars {
+    double beta1, beta2, bias_correction1, bias_correction2, lr, eps;
+  };
+  Scalars scalars(int64_t step) const;
   // Counts the step in adam's state; false where the flat form does not
   // apply (then adam.step() must run instead).
   bool begin_step(int64_t& step);

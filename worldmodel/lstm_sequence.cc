@@ -32,10 +32,8 @@ struct LstmForward {
   LstmTape tape;
 };
 
-// A step's product with the recurrent weights when it has at most this many
-// rows (a batch of long episodes is a handful of them) runs in
-// add_step_product rather than OpenBLAS. The vector code is built for
-// AVX-512, AVX2 and plain x86-64, chosen when the program loads.
+// The vector code below is built for AVX-512, AVX2 and plain x86-64, chosen
+// when the program loads.
 #if defined(__x86_64__)
 #define GRAPHWORLD_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
@@ -79,22 +77,18 @@ GRAPHWORLD_VECTOR_CLONES void add_block_rows(const float* __restrict a, const fl
     for (int64_t jj = 0; jj < kColumnBlock; ++jj) c[rr * n + j0 + jj] += acc[rr][jj];
 }
 
+using BlockOfRows = void (*)(const float*, const float*, float*, int64_t, int64_t, int64_t);
+constexpr BlockOfRows kBlockOfRows[9] = {nullptr,           &add_block_rows<1>, &add_block_rows<2>,
+                                         &add_block_rows<3>, &add_block_rows<4>, &add_block_rows<5>,
+                                         &add_block_rows<6>, &add_block_rows<7>, &add_block_rows<8>};
+
 void add_step_product(const float* __restrict a, const float* __restrict b, float* __restrict c, int64_t rows,
                       int64_t k_len, int64_t n) {
   const int64_t full_columns = n / kColumnBlock * kColumnBlock;
   for (int64_t j0 = 0; j0 < full_columns; j0 += kColumnBlock) {
-    int64_t r0 = 0;
-    for (; r0 + 8 <= rows; r0 += 8) add_block_rows<8>(a + r0 * k_len, b, c + r0 * n, k_len, n, j0);
-    switch (rows - r0) {
-      case 7: add_block_rows<7>(a + r0 * k_len, b, c + r0 * n, k_len, n, j0); break;
-      case 6: add_block_rows<6>(a + r0 * k_len, b, c + r0 * n, k_len, n, j0); break;
-      case 5: add_block_rows<5>(a + r0 * k_len, b, c + r0 * n, k_len, n, j0); break;
-      case 4: add_block_rows<4>(a + r0 * k_len, b, c + r0 * n, k_len, n, j0); break;
-      case 3: add_block_rows<3>(a + r0 * k_len, b, c + r0 * n, k_len, n, j0); break;
-      case 2: add_block_rows<2>(a + r0 * k_len, b, c + r0 * n, k_len, n, j0); break;
-      case 1: add_block_rows<1>(a + r0 * k_len, b, c + r0 * n, k_len, n, j0); break;
-      default: break;
-    }
+    // Blocks of 8 rows, then one of the rows left (a block of that height).
+    for (int64_t r0 = 0; r0 < rows; r0 += 8)
+      kBlockOfRows[std::min<int64_t>(8, rows - r0)](a + r0 * k_len, b, c + r0 * n, k_len, n, j0);
   }
   for (int64_t j = full_columns; j < n; ++j)
     for (int64_t r = 0; r < rows; ++r) {
@@ -194,8 +188,7 @@ LstmForward lstm_forward(const torch::Tensor& input, const torch::Tensor& w_ih, 
   f.output = torch::empty({t_len, rows, h}, input.options());
   f.tape.cells = torch::empty({t_len, rows, h}, input.options());
   f.tape.cell_tanh = torch::empty({t_len, rows, h}, input.options());
-  // [H, 4H] row-major, for the few-row product: made once per call.
-  torch::Tensor w_hh_rows;  // [H, 4H], for add_step_product
+  torch::Tensor w_hh_rows;  // w_hh^T, [H, 4H] row-major, for add_step_product: made once per call
   if ((t_len - 1) * rows >= kTransposeFromRows) {
     w_hh_rows = torch::empty({h, 4 * h}, w_hh.options());
     transpose_into(w_hh.data_ptr<float>(), w_hh_rows.data_ptr<float>(), 4 * h, h);

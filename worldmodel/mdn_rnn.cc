@@ -106,7 +106,7 @@ MdnRnnOutput MdnRnnImpl::forward(const torch::Tensor& z, const torch::Tensor& ac
     out.mask_logits = out.mask_logits + torch::cat({carried, torch::zeros_like(out.mask_logits.narrow(-1, 0, 1))}, -1);
   }
   if (mask_by_choice_.defined())
-    out.mask_logits = out.mask_logits + actions.narrow(-1, config_.action_one_hot_at, config_.num_xfers + 1).matmul(mask_by_choice_);
+    out.mask_logits = out.mask_logits + actions.narrow(-1, config_.action_one_hot_at, n).matmul(mask_by_choice_);
   out.location_change = heads.narrow(-1, 2 + n, n);
   out.hidden = lstm_out;
   return out;
