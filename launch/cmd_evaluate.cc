@@ -15,6 +15,7 @@
 #include "common/json_writer.h"
 #include "common/process_memory.h"
 #include "env/rules/rule_library.h"
+#include "env/search/greedy_finish.h"
 #include "learner/policy_file.h"
 #include "learner/policy_rollouts.h"
 #include "launch/commands.h"
@@ -49,6 +50,13 @@ void write_model(JsonWriter& j, const ModelEvaluation& e) {
     j.end_object()
         .key("steps").value(m.steps)
         .key("optimize_s").value(m.optimize_s)
+        .key("finish");
+    if (m.finish.ran)
+      j.begin_object().key("steps").value(m.finish.steps).key("s").value(m.finish.seconds)
+          .key("agent_reduction_pct").value(m.agent_reduction_pct).end_object();
+    else
+      j.null_value();
+    j
         .key("check_s").value(m.check_s)
         .key("equivalent").value(true)
         .key("executor_max_rel_err").value(m.executor_max_rel_err)
@@ -76,6 +84,9 @@ void print_model(const ModelEvaluation& e) {
     std::printf("  %-7s %12.4f %8.2f%% %9.2f %9.2g %19s %19s\n", m.method.c_str(), m.optimized_cost_ms, m.reduction_pct,
                 m.optimize_s, m.onnxruntime_difference ? m.onnxruntime_difference->max_rel_err : m.executor_max_rel_err,
                 latency(m.onnxruntime_disabled).c_str(), latency(m.onnxruntime_all).c_str());
+    if (m.finish.ran)
+      std::printf("  %-7s %21.2f%%   (the agent before its greedy finish of %lld rewrites, %.2f s)\n", "",
+                  m.agent_reduction_pct, static_cast<long long>(m.finish.steps), m.finish.seconds);
   }
 }
 
@@ -137,6 +148,12 @@ int run_evaluate(const CliArgs& args) {
     rollout.time_budget_s = 0;  // a seed gives one result
     return optimize_with_policy(graph, matcher, cost, policy->network, rollout);
   };
+  const int64_t finish_steps = finish_steps_from(args, "none");
+  const AgentOptimizer finished_agent = [&](const Graph& graph, CostModel& cost) {
+    SearchResult result = agent(graph, cost);
+    if (finish_steps > 0) finish_greedily(result, matcher, cost, finish_steps);
+    return result;
+  };
   // A policy trained for a GPU is judged on that GPU's costs unless --cost says otherwise.
   std::unique_ptr<CostModel> cost =
       make_cost_model_with_progress(cost_options_for_policy(args, policy ? &policy->info : nullptr), !quiet);
@@ -150,7 +167,7 @@ int run_evaluate(const CliArgs& args) {
     auto progress = [&](const std::string& line) {
       if (!quiet) std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, models.size(), line.c_str());
     };
-    evaluations.push_back(evaluate_model(models[i], matcher, *cost, agent, options, progress));
+    evaluations.push_back(evaluate_model(models[i], matcher, *cost, finished_agent, options, progress));
     if (!json) print_model(evaluations.back());
   }
   cost->flush();
@@ -160,6 +177,7 @@ int run_evaluate(const CliArgs& args) {
     j.begin_object().key("policy").value(agent_source).key("agent").value(agent_kind)
         .key("cost_model").value(cost->name())
         .key("rollouts").value(options.rollouts).key("max_steps").value(max_steps)
+        .key("finish").value(finish_steps > 0 ? "greedy" : "none")
         .key("greedy_budget").value(options.greedy_budget).key("taso_budget").value(options.taso_budget)
         .key("alpha").value(options.alpha).key("seed").value(options.seed).key("tolerance").value(options.tolerance)
         .key("onnxruntime_threads").value(options.threads).key("models").begin_array();
@@ -181,6 +199,8 @@ Subcommand evaluate_command() {
       {"--rollouts", "", "K", "the agent: one greedy and K-1 sampled rollouts, the cheapest graph wins (default 8)"},
       {"--max-steps", "", "N", "the agent: rewrites per rollout at most (default: a policy file's episode length or\n"
                                "200, whichever is longer; a model-based run's episode length)"},
+      {"--finish", "", "F", "the agent: none (default: the agent's result as it is) or greedy (greedy search from\n"
+                            "the agent's best graph takes the rewrites that still pay at once, as optimize does)"},
       {"--budget", "", "N", "TASO search: graphs to expand (default 1000)"},
       {"--greedy-budget", "", "N", "greedy search: steps at most (default 1000)"},
       {"--alpha", "", "A", "TASO search: keep graphs costing less than A times the best (default 1.05)"},
@@ -208,9 +228,9 @@ Subcommand evaluate_command() {
            "onnxruntime latency of the original and the optimised model with onnxruntime's graph optimisations off\n"
            "and on (alternating rounds). A result that is not equivalent stops the command with an error naming\n"
            "the model, the method and the rules applied (exit status 2); nothing is reported for it.\n"
-           "JSON: {policy, agent (model-free or model-based), cost_model, rollouts, max_steps, greedy_budget, taso_budget, alpha, seed, tolerance,\n"
+           "JSON: {policy, agent (model-free or model-based), cost_model, rollouts, max_steps, finish, greedy_budget, taso_budget, alpha, seed, tolerance,\n"
            "onnxruntime_threads, peak_rss_mib, models: [{model, ops, original_cost_ms, methods: {policy|greedy|taso:\n"
-           "{optimized_cost_ms, reduction_pct, applied, steps, optimize_s, check_s, equivalent, executor_max_rel_err,\n"
+           "{optimized_cost_ms, reduction_pct, applied, steps, optimize_s, finish, check_s, equivalent, executor_max_rel_err,\n"
            "onnxruntime_max_rel_err, onnxruntime_opt_off_original_ms, onnxruntime_opt_off_optimized_ms,\n"
            "onnxruntime_opt_off_speedup, onnxruntime_opt_on_original_ms, onnxruntime_opt_on_optimized_ms,\n"
            "onnxruntime_opt_on_speedup}}}] (onnxruntime keys null with --no-onnxruntime).",

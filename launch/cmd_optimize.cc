@@ -62,6 +62,18 @@ void write_speedup(JsonWriter& j, const std::string& runtime, const std::optiona
       .key(runtime + "_optimized_ms").value(timing->candidate_ms);
 }
 
+// "finish": the policy's greedy finish and what the policy alone reached; null without one.
+void write_finish(JsonWriter& j, const SearchResult& result) {
+  j.key("finish");
+  if (!result.finish.ran) {
+    j.null_value();
+    return;
+  }
+  j.begin_object().key("steps").value(result.finish.steps).key("s").value(result.finish.seconds)
+      .key("agent_cost").value(result.finish.agent_cost_ms).key("agent_reduction_pct").value(result.agent_reduction_pct())
+      .end_object();
+}
+
 // The command's work. With --json, or when `json_out` is given (a caller
 // in this process: command_json.h), the report is one JSON object, printed
 // or handed back; otherwise lines for a person.
@@ -122,8 +134,11 @@ int optimize_with(const CliArgs& args, std::string* json_out) {
   const int64_t rollouts_value = args.int_value("--rollouts", 8);
   if (rollouts_value < 1 || rollouts_value > 4096) throw UsageError("--rollouts must be in [1, 4096]");
   const auto rollouts = static_cast<int32_t>(rollouts_value);
-  if (!policy_spec && (args.value("--rollouts") || args.value("--max-steps") || args.value("--rollout-time")))
-    throw UsageError("--rollouts, --max-steps and --rollout-time apply to --policy; with a search use --budget");
+  if (!policy_spec && (args.value("--rollouts") || args.value("--max-steps") || args.value("--rollout-time") ||
+                       args.value("--finish")))
+    throw UsageError("--rollouts, --max-steps, --rollout-time and --finish apply to --policy; with a search use "
+                     "--budget");
+  const int64_t finish_steps = policy_spec ? finish_steps_from(args, "greedy") : 0;
 
   LoadedModel model = load_model(spec, args.int_value("--batch", 1), import_options_from(args));
   const RuleLibrary library = args.value("--rules") ? load_rule_library(*args.value("--rules")) : default_rule_library();
@@ -153,6 +168,7 @@ int optimize_with(const CliArgs& args, std::string* json_out) {
     request.rollouts.time_budget_s = args.double_value("--rollout-time", 1.0);
     if (!(request.rollouts.time_budget_s >= 0)) throw UsageError("--rollout-time must be >= 0 (0: no limit)");
     request.rollouts.env.max_locations = policy->info.max_locations;
+    request.finish_steps = finish_steps;
     if (!quiet)
       std::fprintf(stderr, "optimising %s (%zu ops) with policy %s, %d rollouts, %s cost model\n", model.source.c_str(),
                    model.graph.num_ops(), policy_file.c_str(), rollouts, cost->name().c_str());
@@ -191,6 +207,7 @@ int optimize_with(const CliArgs& args, std::string* json_out) {
         .key("search_s").value(result.search_s);
     if (policy) j.key("policy").value(policy_file).key("rollouts").value(rollouts).key("rollout_s").value(result.search_s);
     else j.key("policy").null_value().key("rollouts").null_value().key("rollout_s").null_value();
+    write_finish(j, result);
     j.key("check_s").value(check_s)
         .key("io_s").value(io_s)
         .key("explored").value(result.explored)
@@ -223,9 +240,14 @@ int optimize_with(const CliArgs& args, std::string* json_out) {
                 cost->name().c_str());
   std::printf("  original cost    %10.4f ms\n", result.original_cost_ms);
   std::printf("  optimised cost   %10.4f ms   (%.2f%% less)\n", result.best_cost_ms, result.reduction_pct());
-  if (policy)
+  if (policy) {
     std::printf("  rollouts         %10.3f s    (%d rollouts, %lld steps; check %.3f s, I/O %.3f s)\n", result.search_s,
                 rollouts, static_cast<long long>(result.explored), check_s, io_s);
+    if (result.finish.ran)
+      std::printf("  greedy finish    %10.3f s    (%lld rewrites; the policy alone reached %.4f ms, %.2f%% less)\n",
+                  result.finish.seconds, static_cast<long long>(result.finish.steps), result.finish.agent_cost_ms,
+                  result.agent_reduction_pct());
+  }
   else
     std::printf("  search           %10.2f s    (%lld graphs explored, %lld priced)\n", result.search_s,
                 static_cast<long long>(result.explored), static_cast<long long>(result.generated));
@@ -282,6 +304,8 @@ Subcommand optimize_command() {
                                   "one always finishes; 0: no limit, for results that depend on the seed alone)"},
       {"--max-steps", "", "N", "--policy: rewrites per rollout at most (default 200, or the training episodes' length\n"
                                "if longer; a rollout also ends when the policy chooses NO-OP)"},
+      {"--finish", "", "F", "--policy: greedy (default: greedy search from the policy's best graph takes the\n"
+                            "rewrites that still pay at once) or none (the policy's result as it is)"},
       {"--rules", "", "FILE", "a rule library file (default: the built-in library)"},
       {"--tolerance", "", "T", "largest relative output difference accepted as equal (default 1e-3)"},
       {"--batch", "", "N", "batch size for zoo models (default 1)"},
@@ -317,7 +341,8 @@ Subcommand optimize_command() {
            "(--verify-runtime); when the optimised model is not faster by the noise margin, OUT gets the\n"
            "original model instead (a byte-for-byte copy of an input file), and the output says so.\n"
            "JSON keys: original_cost, optimized_cost (ms), reduction_pct, applied (rule name to count),\n"
-           "search_s, policy, rollouts, rollout_s (--policy; else null), check_s (equivalence), io_s (reading and\n"
+           "search_s, policy, rollouts, rollout_s (--policy; else null), finish (--policy with its greedy finish:\n"
+           "{steps, s, agent_cost, agent_reduction_pct}, the policy alone before it; else null), check_s (equivalence), io_s (reading and\n"
            "writing), model, output, search, cost_model, explored, generated, max_rel_err, spelling, channel_block\n"
            "(the block narrow groups were aimed at; 0: none), regrouped_convs\n"
            "(grouped convs the candidate file respelled, also when the original was written), verify_runtime,\n"

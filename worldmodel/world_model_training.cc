@@ -326,7 +326,7 @@ void WorldModel::train(const EpisodeSource& train, const EpisodeSource& held_out
         // Clipped to norm 1, the scale folded into Adam's one pass, which
         // also leaves the gradients zero for the next batch.
         const double norm = flat_adam.gradient_norm(&adam_threads);
-        if (!std::isfinite(norm)) continue;
+        if (!std::isfinite(norm)) continue;  // nor a batch whose gradients overflow; both are left out of the report
         flat_adam.fused_step(&adam_threads, std::min(1.0, 1.0 / (norm + 1e-6)), /*zero_gradients=*/true);
         gradients_dirty = false;
         add_weighted(sum, to_doubles(l), p.weight);
@@ -337,7 +337,7 @@ void WorldModel::train(const EpisodeSource& train, const EpisodeSource& held_out
     scale(sum, 1.0 / std::max(1.0, weight));
     WorldModelEpochReport report;
     report.phase = "mdn-rnn";
-    report.steps = static_cast<int64_t>(weight);  // the steps trained on (a batch whose loss is not finite is not)
+    report.steps = static_cast<int64_t>(weight);  // the steps trained on (a batch skipped above is not)
     report.gflop = 6.0 * static_cast<double>(matrix_weights(*m.rnn)) * weight / 1e9;
     report.epoch = epoch;
     report.epochs = options.epochs;

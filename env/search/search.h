@@ -58,8 +58,22 @@ struct SearchResult {
   int64_t explored = 0;
   int64_t generated = 0;
   double search_s = 0;
+  // An agent's result finished by greedy search (greedy_finish.h): the cost
+  // the agent alone reached, the finish's rewrites and its time. `ran` is
+  // false for searches and for an agent with --finish none.
+  struct Finish {
+    bool ran = false;
+    double agent_cost_ms = 0;
+    int64_t steps = 0;
+    double seconds = 0;
+  };
+  Finish finish;
 
   double reduction_pct() const { return 100.0 * (original_cost_ms - best_cost_ms) / original_cost_ms; }
+  // What the agent alone reached: reduction_pct() when there was no finish.
+  double agent_reduction_pct() const {
+    return finish.ran ? 100.0 * (original_cost_ms - finish.agent_cost_ms) / original_cost_ms : reduction_pct();
+  }
   std::map<std::string, int> applied_counts() const;
 };
 

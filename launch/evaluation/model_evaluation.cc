@@ -85,6 +85,8 @@ ModelEvaluation evaluate_model(const LoadedModel& model, const RuleMatcher& matc
     row.applied = result.applied_counts();
     row.steps = result.explored;
     row.optimize_s = result.search_s;
+    row.finish = result.finish;
+    row.agent_reduction_pct = result.agent_reduction_pct();
 
     // Equivalence: the search's graph, then its ONNX export as read back
     // (what a user deploys), in the executor; then the exported file in

@@ -46,6 +46,8 @@ struct MethodEvaluation {
   std::map<std::string, int> applied;  // rule name to times applied
   int64_t steps = 0;                   // rewrites tried (policy) or graphs explored (search)
   double optimize_s = 0, check_s = 0;
+  SearchResult::Finish finish;       // the agent's greedy finish (not run for searches)
+  double agent_reduction_pct = 0;    // the agent before its finish; reduction_pct without one
   double executor_max_rel_err = 0;
   std::optional<OnnxRuntimeOutputDifference> onnxruntime_difference;
   std::optional<LatencyComparison> onnxruntime_disabled, onnxruntime_all;  // original against optimised

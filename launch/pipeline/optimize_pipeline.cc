@@ -58,6 +58,10 @@ OptimizeOutcome optimize_model(const OptimizeRequest& r) {
   OptimizeOutcome outcome;
   outcome.result = r.policy ? optimize_with_policy(model.graph, *r.matcher, *r.cost, *r.policy, r.rollouts)
                             : run_search(r.algorithm, model.graph, *r.matcher, *r.cost, r.search);
+  if (r.policy && r.finish_steps > 0) {
+    if (r.say) r.say("finishing the policy's best graph with greedy search");
+    finish_greedily(outcome.result, *r.matcher, *r.cost, r.finish_steps);
+  }
   r.cost->flush();
 
   // Equivalence on seeded random inputs, before anything is written: of

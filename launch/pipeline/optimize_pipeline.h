@@ -15,6 +15,7 @@
 #include "env/cost/cost_model.h"
 #include "env/onnx/onnx_export.h"
 #include "env/rules/rule_matcher.h"
+#include "env/search/greedy_finish.h"
 #include "env/search/search.h"
 #include "launch/pipeline/checked_candidate.h"
 #include "launch/pipeline/end_to_end_check.h"
@@ -32,6 +33,7 @@ struct OptimizeRequest {
   // the search `algorithm` (taso, greedy or random).
   PolicyNetwork* policy = nullptr;
   PolicyRolloutOptions rollouts;
+  int64_t finish_steps = 0;  // with a policy: its result finished greedily (env/search/greedy_finish.h); 0: not
   std::string algorithm = "taso";
   SearchOptions search;  // its seed also seeds the equivalence check's inputs (seed + 1)
   std::string out;       // where the file goes

@@ -4,6 +4,7 @@
 // and the cost model a policy is priced with when the user names none.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -28,5 +29,12 @@ std::optional<std::string> policy_gpu(const PolicyFileInfo& info);
 // cost_options_from(args), defaulting to `--cost gpu --gpu NAME` for a
 // policy trained for a GPU.
 CostModelOptions cost_options_for_policy(const CliArgs& args, const PolicyFileInfo* policy);
+
+// `--finish greedy|none` of a command that runs an agent, `fallback` when
+// not given: the most rewrites the greedy finish of its result may take
+// (env/search/greedy_finish.h; greedy search's own budget, 1000), or 0 for
+// none. optimize finishes by default, to write the best file it can;
+// evaluate does not, to judge the agent alone.
+int64_t finish_steps_from(const CliArgs& args, const std::string& fallback);
 
 }  // namespace graphworld

@@ -76,6 +76,8 @@ void read_evaluation_body(const json& root, const std::string& spec, size_t eq, 
       e.opt_on_optimized_ms = optional_number(method, "onnxruntime_opt_on_optimized_ms");
       e.opt_off_original_ms = optional_number(method, "onnxruntime_opt_off_original_ms");
       e.opt_off_optimized_ms = optional_number(method, "onnxruntime_opt_off_optimized_ms");
+      if (method.contains("finish") && method["finish"].is_object())
+        e.agent_alone_pct = optional_number(method["finish"], "agent_reduction_pct");
       model.methods[name] = std::move(e);
     }
     data.models.push_back(std::move(model));

@@ -41,6 +41,7 @@ struct EvaluatedMethod {
   double optimized_cost_ms = 0, reduction_pct = 0;
   std::map<std::string, int64_t> applied;
   std::optional<double> opt_on_original_ms, opt_on_optimized_ms, opt_off_original_ms, opt_off_optimized_ms;
+  std::optional<double> agent_alone_pct;  // the agent before its greedy finish (evaluate's "finish"); none without one
 };
 
 struct EvaluatedModel {

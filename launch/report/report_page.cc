@@ -323,7 +323,9 @@ void policies_section(PageWriter& page, const std::vector<EvaluationData>& evalu
         int64_t total = 0;
         for (const auto& [rule, n] : r.applied) total += n;
         rows.push_back({escape_html(m.short_name()), escape_html(method == "policy" ? "policy " + e.label : method),
-                        fixed(m.original_cost_ms, 4), fixed(r.optimized_cost_ms, 4), fixed(r.reduction_pct) + "%",
+                        fixed(m.original_cost_ms, 4), fixed(r.optimized_cost_ms, 4),
+                        fixed(r.reduction_pct) + "%" +
+                            (r.agent_alone_pct ? " (alone " + fixed(*r.agent_alone_pct) + "%, then greedy)" : ""),
                         std::to_string(total),
                         r.opt_on_original_ms && r.opt_on_optimized_ms
                             ? fixed(*r.opt_on_original_ms, 3) + " &rarr; " + fixed(*r.opt_on_optimized_ms, 3)

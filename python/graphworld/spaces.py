@@ -190,48 +190,48 @@ def vector_action_space(num_envs, num_xfers, max_locations):
     return s.MultiDiscrete(np.tile(np.array([num_xfers + 1, max_locations], dtype=np.int64), (num_envs, 1)))
 
 
+def _graph_arrays(s, node_feature_dim, edge_feature_dim):
+    """The graph-sized arrays, the same for one environment and for a batch
+    (where they hold every environment's graph, one after another)."""
+    inf = np.float32(np.inf)
+    index = s.Discrete(np.iinfo(np.int32).max)  # a node or match index (Discrete: Gymnasium checks its members as scalars)
+    return {
+        "node_features": s.Sequence(s.Box(-inf, inf, (node_feature_dim,), dtype=np.float32), stack=True),
+        "edge_features": s.Sequence(s.Box(-inf, inf, (edge_feature_dim,), dtype=np.float32), stack=True),
+        "senders": s.Sequence(index, stack=True),
+        "receivers": s.Sequence(index, stack=True),
+        "node_op": s.Sequence(index, stack=True),
+        "node_begin": s.Sequence(index, stack=True),
+        "match_nodes": s.Sequence(index, stack=True),
+    }
+
+
 def vector_observation_space(num_envs, num_xfers, max_locations, node_feature_dim, edge_feature_dim,
                              global_feature_dim):
     """VectorEnv's batched observation dict: the masks per environment, the
     graphs as one batch (python/README.md lists the arrays)."""
     s = _module()
-    inf = np.float32(np.inf)
     most = np.iinfo(np.int32).max
-    index = s.Discrete(most)  # a node or match index (Discrete: Gymnasium checks its members as scalars)
     per_env = s.Box(0, most, (num_envs,), dtype=np.int32)
     return s.Dict({
         "xfer_mask": s.MultiBinary([num_envs, num_xfers + 1]),
         "location_mask": s.MultiBinary([num_envs, num_xfers, max_locations]),
         "n_node": per_env,
         "n_edge": per_env,
-        "node_features": s.Sequence(s.Box(-inf, inf, (node_feature_dim,), dtype=np.float32), stack=True),
-        "edge_features": s.Sequence(s.Box(-inf, inf, (edge_feature_dim,), dtype=np.float32), stack=True),
-        "senders": s.Sequence(index, stack=True),
-        "receivers": s.Sequence(index, stack=True),
-        "globals": s.Box(-inf, inf, (num_envs, global_feature_dim), dtype=np.float32),
-        "node_op": s.Sequence(index, stack=True),
+        **_graph_arrays(s, node_feature_dim, edge_feature_dim),
+        "globals": s.Box(-np.float32(np.inf), np.float32(np.inf), (num_envs, global_feature_dim), dtype=np.float32),
         "location_begin": s.Box(0, most, (num_envs, num_xfers + 1), dtype=np.int32),
         "location_offset": per_env,
-        "node_begin": s.Sequence(index, stack=True),
-        "match_nodes": s.Sequence(index, stack=True),
     })
 
 
 def observation_space(num_xfers, max_locations, node_feature_dim, edge_feature_dim, global_feature_dim):
     """The observation dict's arrays (python/README.md lists them)."""
     s = _module()
-    inf = np.float32(np.inf)
-    index = s.Discrete(np.iinfo(np.int32).max)  # a node or match index (Discrete: Gymnasium checks its members as scalars)
     return s.Dict({
         "xfer_mask": s.MultiBinary(num_xfers + 1),
         "location_mask": s.MultiBinary([num_xfers, max_locations]),
-        "node_features": s.Sequence(s.Box(-inf, inf, (node_feature_dim,), dtype=np.float32), stack=True),
-        "edge_features": s.Sequence(s.Box(-inf, inf, (edge_feature_dim,), dtype=np.float32), stack=True),
-        "senders": s.Sequence(index, stack=True),
-        "receivers": s.Sequence(index, stack=True),
-        "globals": s.Box(-inf, inf, (global_feature_dim,), dtype=np.float32),
-        "node_op": s.Sequence(index, stack=True),
+        **_graph_arrays(s, node_feature_dim, edge_feature_dim),
+        "globals": s.Box(-np.float32(np.inf), np.float32(np.inf), (global_feature_dim,), dtype=np.float32),
         "location_begin": s.Box(0, np.iinfo(np.int32).max, (num_xfers + 1,), dtype=np.int32),
-        "node_begin": s.Sequence(index, stack=True),
-        "match_nodes": s.Sequence(index, stack=True),
     })

@@ -257,6 +257,29 @@ TEST(OptimizeCli, TheDefaultGpuPolicyIsPricedForItsGpu) {
   EXPECT_NE(out.find("policies/train-default gpu"), std::string::npos) << out;
 }
 
+// A policy's result is finished greedily unless --finish none; the JSON
+// keeps what the policy alone reached. --finish belongs to --policy.
+TEST(OptimizeCli, APolicyIsFinishedGreedilyUnlessToldNot) {
+  const std::string out_file = testing::scratch_dir() + "/resnet18-finish.onnx";
+  std::string out;
+  ASSERT_EQ(gw("optimize resnet18 -o " + out_file + " --policy default --verify-runtime none --rollout-time 0 --json",
+               &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("\"finish\":{\"steps\":"), std::string::npos) << out;
+  expect_keys(out, {"agent_cost", "agent_reduction_pct"});
+  ASSERT_EQ(gw("optimize resnet18 -o " + out_file + " --policy default --verify-runtime none --rollout-time 0 "
+               "--finish none --json",
+               &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("\"finish\":null"), std::string::npos) << out;
+  EXPECT_EQ(gw("optimize resnet18 -o " + out_file + " --policy default --finish later", &out), 2);
+  EXPECT_NE(out.find("--finish must be greedy"), std::string::npos) << out;
+  EXPECT_EQ(gw("optimize resnet18 -o " + out_file + " --search greedy --finish none", &out), 2);
+  EXPECT_NE(out.find("apply to --policy"), std::string::npos) << out;
+}
+
 TEST(EnvBenchCli, PrintsStepAndResetTimes) {
   std::string out;
   ASSERT_EQ(gw("env-bench resnet18 --steps 20 --json", &out), 0) << out;

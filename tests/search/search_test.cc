@@ -13,6 +13,7 @@
 #include "env/onnx/onnx_export.h"
 #include "env/ops/executor.h"
 #include "env/rules/rule_library.h"
+#include "env/search/greedy_finish.h"
 #include "env/search/search.h"
 #include "env/zoo/zoo.h"
 #include "tests/support/test_env.h"
@@ -139,6 +140,51 @@ TEST(Search, OptimisedModelsAreEquivalentInOnnxRuntime) {
     std::filesystem::remove(a);
     std::filesystem::remove(b);
   }
+}
+
+// A greedy finish of an agent that stopped early: greedy search is
+// deterministic, so greedy stopped after 3 rewrites and then finished ends
+// where greedy search run to its end does, with the agent's own figure kept.
+TEST(GreedyFinish, AnAgentStoppedEarlyIsFinishedAsGreedySearchWouldFinishIt) {
+  AnalyticCostModel cost;
+  const Graph original = build_zoo_model("resnet18", {});
+  SearchOptions options;
+  const SearchResult whole = greedy_search(original, matcher(), cost, options);
+  ASSERT_GT(whole.explored, 3);
+  options.budget = 3;
+  SearchResult agent = greedy_search(original, matcher(), cost, options);
+  const double agent_cost = agent.best_cost_ms;
+  const double agent_pct = agent.reduction_pct();
+  EXPECT_FALSE(agent.finish.ran);
+  EXPECT_DOUBLE_EQ(agent.agent_reduction_pct(), agent_pct);
+  finish_greedily(agent, matcher(), cost, 1000);
+  EXPECT_TRUE(agent.finish.ran);
+  EXPECT_EQ(agent.finish.agent_cost_ms, agent_cost);
+  EXPECT_DOUBLE_EQ(agent.agent_reduction_pct(), agent_pct);
+  EXPECT_NEAR(agent.best_cost_ms, whole.best_cost_ms, 1e-9 * whole.best_cost_ms);
+  EXPECT_NEAR(agent.best_cost_ms, graph_cost(agent.graph, cost).total_ms, 1e-9 * agent.original_cost_ms);
+  EXPECT_EQ(agent.finish.steps, whole.explored - 3);
+  EXPECT_EQ(agent.applied, whole.applied);  // the agent's 3 rewrites, then the finish's
+  EXPECT_EQ(agent.explored, 3) << "the agent's own steps are left as they were";
+  EXPECT_LE(max_relative_error(original, agent.graph), 1e-4);
+}
+
+// Nothing left that pays at once: the finish runs, takes nothing and leaves
+// the agent's graph as it was; a finish of no steps is refused.
+TEST(GreedyFinish, LeavesAFinishedGraphAloneAndNeedsAStep) {
+  AnalyticCostModel cost;
+  SearchResult done = greedy_search(build_zoo_model("resnet18", {}), matcher(), cost, SearchOptions{});
+  ASSERT_FALSE(done.applied.empty());
+  const Graph before = done.graph;
+  const double cost_before = done.best_cost_ms;
+  const size_t applied_before = done.applied.size();
+  finish_greedily(done, matcher(), cost, 1000);
+  EXPECT_TRUE(done.finish.ran);
+  EXPECT_EQ(done.finish.steps, 0);
+  EXPECT_EQ(done.best_cost_ms, cost_before);
+  EXPECT_EQ(done.applied.size(), applied_before);
+  EXPECT_TRUE(done.graph.structurally_equal(before));
+  EXPECT_THROW(finish_greedily(done, matcher(), cost, 0), UsageError);
 }
 
 }  // namespace

@@ -54,7 +54,8 @@ TEST(ReportCli, ARealRunsReportRendersInHeadlessChromiumWithEveryFigure) {
       << out;
   const std::string evaluation = scratch_dir() + "/report-evaluation.json";
   ASSERT_EQ(run_command(graphworld_binary() + " evaluate " + mf.policy + " squeezenet1.1 --rates " + gpu_rates() +
-                            " --budget 20 --greedy-budget 20 --latency-rounds 1 --json --quiet > " + evaluation +
+                            " --budget 20 --greedy-budget 20 --latency-rounds 1 --finish greedy --json --quiet > " +
+                            evaluation +
                             " 2>/dev/null",
                         &out),
             0)
@@ -80,6 +81,16 @@ TEST(ReportCli, ARealRunsReportRendersInHeadlessChromiumWithEveryFigure) {
   const json mb_result = json::parse(read_text(mb_evaluation));
   EXPECT_EQ(mb_result["agent"], "model-based");
   EXPECT_TRUE(mb_result["models"][0]["methods"]["policy"]["equivalent"].get<bool>());
+  // Asked to, evaluate finishes the agent's result greedily and keeps what
+  // it reached alone; by default it judges the agent alone.
+  EXPECT_EQ(mb_result["finish"], "none");
+  EXPECT_TRUE(mb_result["models"][0]["methods"]["policy"]["finish"].is_null());
+  const json mf_result = json::parse(read_text(evaluation));
+  EXPECT_EQ(mf_result["finish"], "greedy");
+  const json& policy_row = mf_result["models"][0]["methods"]["policy"];
+  ASSERT_TRUE(policy_row["finish"].is_object()) << policy_row;
+  EXPECT_LE(policy_row["finish"]["agent_reduction_pct"].get<double>(), policy_row["reduction_pct"].get<double>() + 1e-9);
+  EXPECT_TRUE(mf_result["models"][0]["methods"]["taso"]["finish"].is_null());
   const std::string report = scratch_dir() + "/report-out";
   fs::remove_all(report);
   ASSERT_EQ(gw("report " + mf.run + " " + mb + " -o " + report + " --evaluation model-free=" + evaluation +
@@ -96,7 +107,8 @@ TEST(ReportCli, ARealRunsReportRendersInHeadlessChromiumWithEveryFigure) {
 
   const std::string html = read_text(report + "/index.html");
   for (const char* section : {"Runs", "Real reduction during training", "World model", "Final policies against the searches",
-                              "Temperature sweep", "report-mb-run", "policy model-free", "policy model-based"})
+                              "Temperature sweep", "report-mb-run", "policy model-free", "policy model-based",
+                              "then greedy)"})
     EXPECT_NE(html.find(section), std::string::npos) << section << " missing from the page";
   // Self-contained: nothing fetched from anywhere.
   EXPECT_EQ(html.find("src=\"http"), std::string::npos);
