@@ -278,15 +278,28 @@ std::string Actor::run(const std::function<bool()>& should_stop) {
     // refused it) is given up after receipt_wait_s, while the learner
     // answers; a paused or gone one keeps this actor waiting.
     const Clock::time_point waiting_since = Clock::now();
+    bool receipt_timed_out = false;
+    // Parameters from the learner that answers now: a restarted one
+    // refuses what its predecessor's acted (it sends its own on the hello
+    // that its first word brings from here).
+    auto parameters_current = [&] { return !s.learner_known || s.parameters_from == s.learner_incarnation; };
     auto may_start = [&] {
-      if (s.policy_version < 0 || !s.work->has_work()) return false;
+      if (s.policy_version < 0 || !parameters_current() || !s.work->has_work()) return false;
       const uint64_t waiting = s.sent_to_learner > s.receipted ? s.sent_to_learner - s.receipted : 0;
-      return waiting <= static_cast<uint64_t>(s.options.max_unreceipted) ||
-             (!s.learner_lost && seconds_since(waiting_since) > s.options.receipt_wait_s);
+      if (waiting <= static_cast<uint64_t>(s.options.max_unreceipted)) return true;
+      receipt_timed_out = !s.learner_lost && seconds_since(waiting_since) > s.options.receipt_wait_s;
+      return receipt_timed_out;
     };
     while (true) {
       s.take_pending_parameters();
       if (may_start()) {
+        if (receipt_timed_out) {
+          // The learner answers but never took the last message: it was
+          // refused, and each such wait costs a rollout receipt_wait_s.
+          ++s.counters.receipt_timeouts;
+          std::cerr << "actor " << s.options.actor_id << ": no receipt for the last rollout after "
+                    << s.options.receipt_wait_s << " s although the learner answers; starting the next one\n";
+        }
         // The newest parameters that came while waiting for the receipt.
         s.poll_learner(0);
         s.take_pending_parameters();
@@ -295,7 +308,7 @@ std::string Actor::run(const std::function<bool()>& should_stop) {
       // Without parameters, ask again every second: a request sent before
       // the connection was up is dropped, and so is a reply sent into a
       // dying one.
-      if (s.policy_version < 0 && seconds_since(s.last_request) >= 1.0) {
+      if ((s.policy_version < 0 || !parameters_current()) && seconds_since(s.last_request) >= 1.0) {
         s.last_request = Clock::now();
         s.transport->send_control(encode_message(Message{s.header(s.policy_version), ParameterRequestMessage{s.policy_version}}));
       }
@@ -309,8 +322,22 @@ std::string Actor::run(const std::function<bool()>& should_stop) {
     s.collect_s += seconds_since(making);
     // A stop inside the last step (a cost settled locally) ends here too.
     if (!body || !s.stop_reason.empty()) return s.stop_reason;
-    if (auto* rollout = std::get_if<Rollout>(&*body)) rollout->parameters_from = s.parameters_from;
-    if (auto* dream = std::get_if<DreamTrajectoryMessage>(&*body)) dream->parameters_from = s.parameters_from;
+    // A learner refuses what another learner's parameters acted, and a
+    // message it refuses gets no receipt. A restarted learner's first word
+    // can also come in while a rollout is made or sent (both poll the
+    // learner), so a rollout made with the parameters of the learner before
+    // is not sent, and one that went out as the new learner took over is
+    // not waited for: either would hold every later rollout for
+    // receipt_wait_s.
+    const uint64_t made_with = s.parameters_from;
+    if (s.learner_known && made_with != s.learner_incarnation) {
+      ++s.counters.rollouts_dropped;
+      std::cerr << "actor " << s.options.actor_id << ": dropped a rollout of " << steps_in(*body)
+                << " steps made with the previous learner's parameters; the restarted learner would refuse it\n";
+      continue;
+    }
+    if (auto* rollout = std::get_if<Rollout>(&*body)) rollout->parameters_from = made_with;
+    if (auto* dream = std::get_if<DreamTrajectoryMessage>(&*body)) dream->parameters_from = made_with;
     const int64_t steps = steps_in(*body);
     const Clock::time_point sending = Clock::now();
     const std::string bytes = encode_message(Message{s.header(version), std::move(*body)});
@@ -318,7 +345,7 @@ std::string Actor::run(const std::function<bool()>& should_stop) {
     s.send_s += seconds_since(sending);
     if (!sent) return s.stop_reason;
     ++s.counters.rollouts_sent;
-    ++s.sent_to_learner;
+    if (made_with == s.learner_incarnation) ++s.sent_to_learner;
     s.counters.steps_sent += steps;
   }
 }

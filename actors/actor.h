@@ -56,6 +56,10 @@ struct ActorCounters {
   int64_t refused_messages = 0;
   int64_t learner_losses = 0;
   int64_t costs_settled = 0;        // configurations priced by the learner's answer
+  // Made with a learner's parameters while a restarted learner took over:
+  // that learner would refuse them, so they are not sent.
+  int64_t rollouts_dropped = 0;
+  int64_t receipt_timeouts = 0;     // rollouts started without the last one's receipt (receipt_wait_s)
 };
 
 // Distinct random streams per actor and per restart, from the run's seed.

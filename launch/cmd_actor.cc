@@ -153,6 +153,10 @@ int run_actor(const CliArgs& args) {
   std::fprintf(stderr, "actor %lld: stopped (%s) after %lld rollouts, %lld steps, %lld parameter versions\n",
                static_cast<long long>(id), reason.c_str(), static_cast<long long>(c.rollouts_sent),
                static_cast<long long>(c.steps_sent), static_cast<long long>(c.parameter_versions));
+  if (c.rollouts_dropped > 0 || c.receipt_timeouts > 0)
+    std::fprintf(stderr, "actor %lld: %lld rollouts dropped across a learner restart, %lld receipt waits timed out\n",
+                 static_cast<long long>(id), static_cast<long long>(c.rollouts_dropped),
+                 static_cast<long long>(c.receipt_timeouts));
   return moved ? 3 : 0;
 }
 

@@ -208,6 +208,9 @@ TEST(Distributed, ALearnerKilledMidRunResumesAndActorsReconnect) {
   // started its counts at 0 would show 2).
   const MetricsRow resumed = read_metrics(run).back();
   EXPECT_GE(resumed.joins, counted.joins + 2) << read_file(run + "/metrics.jsonl");
+  // No actor held a rollout for a receipt the new learner never sends
+  // (tests/actors/actor_restart_test.cc makes that race happen every time).
+  EXPECT_EQ(read_file(log).find("no receipt for the last rollout"), std::string::npos) << read_file(log);
   ::kill(launcher, SIGINT);
   EXPECT_TRUE(launcher_ended(launcher, 15)) << read_file(log);
   // The store survived the kill: it opens, and holds every step of the
