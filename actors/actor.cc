@@ -293,6 +293,12 @@ std::string Actor::run(const std::function<bool()>& should_stop) {
     while (true) {
       s.take_pending_parameters();
       if (may_start()) {
+        // The newest parameters that came while waiting for the receipt;
+        // a restarted learner's first word may come with them, and then
+        // its own parameters are awaited.
+        s.poll_learner(0);
+        s.take_pending_parameters();
+        if (!parameters_current()) continue;
         if (receipt_timed_out) {
           // The learner answers but never took the last message: it was
           // refused, and each such wait costs a rollout receipt_wait_s.
@@ -300,9 +306,6 @@ std::string Actor::run(const std::function<bool()>& should_stop) {
           std::cerr << "actor " << s.options.actor_id << ": no receipt for the last rollout after "
                     << s.options.receipt_wait_s << " s although the learner answers; starting the next one\n";
         }
-        // The newest parameters that came while waiting for the receipt.
-        s.poll_learner(0);
-        s.take_pending_parameters();
         break;
       }
       // Without parameters, ask again every second: a request sent before

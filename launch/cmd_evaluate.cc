@@ -52,8 +52,9 @@ void write_model(JsonWriter& j, const ModelEvaluation& e) {
         .key("optimize_s").value(m.optimize_s)
         .key("finish");
     if (m.finish.ran)
-      j.begin_object().key("steps").value(m.finish.steps).key("s").value(m.finish.seconds)
-          .key("agent_reduction_pct").value(m.agent_reduction_pct).end_object();
+      j.begin_object().key("steps").value(m.finish.steps).key("time_s").value(m.finish.seconds)
+          .key("agent_cost_ms").value(m.finish.agent_cost_ms).key("agent_reduction_pct").value(m.agent_reduction_pct)
+          .end_object();
     else
       j.null_value();
     j
@@ -148,7 +149,8 @@ int run_evaluate(const CliArgs& args) {
     rollout.time_budget_s = 0;  // a seed gives one result
     return optimize_with_policy(graph, matcher, cost, policy->network, rollout);
   };
-  const int64_t finish_steps = finish_steps_from(args, "none");
+  // The finish is greedy search from the agent's graph, on the greedy row's budget.
+  const int64_t finish_steps = finish_steps_from(args, "none") > 0 ? options.greedy_budget : 0;
   const AgentOptimizer finished_agent = [&](const Graph& graph, CostModel& cost) {
     SearchResult result = agent(graph, cost);
     if (finish_steps > 0) finish_greedily(result, matcher, cost, finish_steps);
@@ -177,7 +179,7 @@ int run_evaluate(const CliArgs& args) {
     j.begin_object().key("policy").value(agent_source).key("agent").value(agent_kind)
         .key("cost_model").value(cost->name())
         .key("rollouts").value(options.rollouts).key("max_steps").value(max_steps)
-        .key("finish").value(finish_steps > 0 ? "greedy" : "none")
+        .key("agent_finish").value(finish_steps > 0 ? "greedy" : "none")
         .key("greedy_budget").value(options.greedy_budget).key("taso_budget").value(options.taso_budget)
         .key("alpha").value(options.alpha).key("seed").value(options.seed).key("tolerance").value(options.tolerance)
         .key("onnxruntime_threads").value(options.threads).key("models").begin_array();
@@ -200,7 +202,8 @@ Subcommand evaluate_command() {
       {"--max-steps", "", "N", "the agent: rewrites per rollout at most (default: a policy file's episode length or\n"
                                "200, whichever is longer; a model-based run's episode length)"},
       {"--finish", "", "F", "the agent: none (default: the agent's result as it is) or greedy (greedy search from\n"
-                            "the agent's best graph takes the rewrites that still pay at once, as optimize does)"},
+                            "the agent's best graph takes the rewrites that still pay at once, as optimize does;\n"
+                            "at most --greedy-budget of them)"},
       {"--budget", "", "N", "TASO search: graphs to expand (default 1000)"},
       {"--greedy-budget", "", "N", "greedy search: steps at most (default 1000)"},
       {"--alpha", "", "A", "TASO search: keep graphs costing less than A times the best (default 1.05)"},
@@ -228,7 +231,7 @@ Subcommand evaluate_command() {
            "onnxruntime latency of the original and the optimised model with onnxruntime's graph optimisations off\n"
            "and on (alternating rounds). A result that is not equivalent stops the command with an error naming\n"
            "the model, the method and the rules applied (exit status 2); nothing is reported for it.\n"
-           "JSON: {policy, agent (model-free or model-based), cost_model, rollouts, max_steps, finish, greedy_budget, taso_budget, alpha, seed, tolerance,\n"
+           "JSON: {policy, agent (model-free or model-based), cost_model, rollouts, max_steps, agent_finish, greedy_budget, taso_budget, alpha, seed, tolerance,\n"
            "onnxruntime_threads, peak_rss_mib, models: [{model, ops, original_cost_ms, methods: {policy|greedy|taso:\n"
            "{optimized_cost_ms, reduction_pct, applied, steps, optimize_s, finish, check_s, equivalent, executor_max_rel_err,\n"
            "onnxruntime_max_rel_err, onnxruntime_opt_off_original_ms, onnxruntime_opt_off_optimized_ms,\n"

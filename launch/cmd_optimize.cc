@@ -69,7 +69,7 @@ void write_finish(JsonWriter& j, const SearchResult& result) {
     j.null_value();
     return;
   }
-  j.begin_object().key("steps").value(result.finish.steps).key("s").value(result.finish.seconds)
+  j.begin_object().key("steps").value(result.finish.steps).key("time_s").value(result.finish.seconds)
       .key("agent_cost").value(result.finish.agent_cost_ms).key("agent_reduction_pct").value(result.agent_reduction_pct())
       .end_object();
 }
@@ -342,7 +342,7 @@ Subcommand optimize_command() {
            "original model instead (a byte-for-byte copy of an input file), and the output says so.\n"
            "JSON keys: original_cost, optimized_cost (ms), reduction_pct, applied (rule name to count),\n"
            "search_s, policy, rollouts, rollout_s (--policy; else null), finish (--policy with its greedy finish:\n"
-           "{steps, s, agent_cost, agent_reduction_pct}, the policy alone before it; else null), check_s (equivalence), io_s (reading and\n"
+           "{steps, time_s, agent_cost, agent_reduction_pct}, the policy alone before it; else null), check_s (equivalence), io_s (reading and\n"
            "writing), model, output, search, cost_model, explored, generated, max_rel_err, spelling, channel_block\n"
            "(the block narrow groups were aimed at; 0: none), regrouped_convs\n"
            "(grouped convs the candidate file respelled, also when the original was written), verify_runtime,\n"

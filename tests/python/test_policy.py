@@ -30,7 +30,7 @@ def test_the_shipped_policy_acts_on_graph_env_observations():
 def test_greedy_rollout_from_python_matches_the_commands(tmp_path):
     policy = graphworld.load_policy("default")
     report = graphworld.optimize("resnet18", tmp_path / "out.onnx", policy="default", rollouts=1,
-                                 verify_runtime="none", max_steps=policy.max_steps)
+                                 verify_runtime="none", max_steps=policy.max_steps, finish="none")
     env = graphworld.GraphEnv("resnet18", cost=report["cost_model"], max_steps=policy.max_steps,
                               max_locations=policy.max_locations)
     obs, info = env.reset(seed=0)

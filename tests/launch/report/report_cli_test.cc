@@ -83,10 +83,10 @@ TEST(ReportCli, ARealRunsReportRendersInHeadlessChromiumWithEveryFigure) {
   EXPECT_TRUE(mb_result["models"][0]["methods"]["policy"]["equivalent"].get<bool>());
   // Asked to, evaluate finishes the agent's result greedily and keeps what
   // it reached alone; by default it judges the agent alone.
-  EXPECT_EQ(mb_result["finish"], "none");
+  EXPECT_EQ(mb_result["agent_finish"], "none");
   EXPECT_TRUE(mb_result["models"][0]["methods"]["policy"]["finish"].is_null());
   const json mf_result = json::parse(read_text(evaluation));
-  EXPECT_EQ(mf_result["finish"], "greedy");
+  EXPECT_EQ(mf_result["agent_finish"], "greedy");
   const json& policy_row = mf_result["models"][0]["methods"]["policy"];
   ASSERT_TRUE(policy_row["finish"].is_object()) << policy_row;
   EXPECT_LE(policy_row["finish"]["agent_reduction_pct"].get<double>(), policy_row["reduction_pct"].get<double>() + 1e-9);
