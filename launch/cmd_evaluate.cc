@@ -150,7 +150,7 @@ int run_evaluate(const CliArgs& args) {
     return optimize_with_policy(graph, matcher, cost, policy->network, rollout);
   };
   // The finish is greedy search from the agent's graph, on the greedy row's budget.
-  const int64_t finish_steps = finish_steps_from(args, "none") > 0 ? options.greedy_budget : 0;
+  const int64_t finish_steps = greedy_finish_from(args, "none") ? options.greedy_budget : 0;
   const AgentOptimizer finished_agent = [&](const Graph& graph, CostModel& cost) {
     SearchResult result = agent(graph, cost);
     if (finish_steps > 0) finish_greedily(result, matcher, cost, finish_steps);

@@ -138,7 +138,8 @@ int optimize_with(const CliArgs& args, std::string* json_out) {
                        args.value("--finish")))
     throw UsageError("--rollouts, --max-steps, --rollout-time and --finish apply to --policy; with a search use "
                      "--budget");
-  const int64_t finish_steps = policy_spec ? finish_steps_from(args, "greedy") : 0;
+  // The finish takes at most greedy search's own default budget of rewrites.
+  const int64_t finish_steps = policy_spec && greedy_finish_from(args, "greedy") ? SearchOptions{}.budget : 0;
 
   LoadedModel model = load_model(spec, args.int_value("--batch", 1), import_options_from(args));
   const RuleLibrary library = args.value("--rules") ? load_rule_library(*args.value("--rules")) : default_rule_library();

@@ -16,7 +16,7 @@ void finish_greedily(SearchResult& result, const RuleMatcher& matcher, CostModel
   const SearchResult greedy = greedy_search(result.graph, matcher, cost, options);
   // Priced afresh from the agent's graph, which the agent priced the same
   // way: the greedy result is taken only when it is cheaper by that price.
-  if (greedy.explored > 0 && greedy.best_cost_ms < result.best_cost_ms) {
+  if (greedy.best_cost_ms < result.best_cost_ms) {
     result.graph = greedy.graph;
     result.best_cost_ms = greedy.best_cost_ms;
     result.applied.insert(result.applied.end(), greedy.applied.begin(), greedy.applied.end());

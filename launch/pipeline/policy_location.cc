@@ -39,10 +39,10 @@ CostModelOptions cost_options_for_policy(const CliArgs& args, const PolicyFileIn
   return options;
 }
 
-int64_t finish_steps_from(const CliArgs& args, const std::string& fallback) {
+bool greedy_finish_from(const CliArgs& args, const std::string& fallback) {
   const std::string finish = args.value_or("--finish", fallback);
-  if (finish == "greedy") return 1000;  // greedy search's own default budget
-  if (finish == "none") return 0;
+  if (finish == "greedy") return true;
+  if (finish == "none") return false;
   throw UsageError("--finish must be greedy (greedy search from the agent's best graph) or none (the agent's result "
                    "as it is), not '" + finish + "'");
 }

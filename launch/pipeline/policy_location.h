@@ -4,7 +4,6 @@
 // and the cost model a policy is priced with when the user names none.
 #pragma once
 
-#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -30,11 +29,10 @@ std::optional<std::string> policy_gpu(const PolicyFileInfo& info);
 // policy trained for a GPU.
 CostModelOptions cost_options_for_policy(const CliArgs& args, const PolicyFileInfo* policy);
 
-// `--finish greedy|none` of a command that runs an agent, `fallback` when
-// not given: the most rewrites the greedy finish of its result may take
-// (env/search/greedy_finish.h; greedy search's own budget, 1000), or 0 for
-// none. optimize finishes by default, to write the best file it can;
-// evaluate does not, to judge the agent alone.
-int64_t finish_steps_from(const CliArgs& args, const std::string& fallback);
+// Whether `--finish greedy|none` of a command that runs an agent (`fallback`
+// when not given) asks for the greedy finish of its result
+// (env/search/greedy_finish.h). optimize finishes by default, to write the
+// best file it can; evaluate does not, to judge the agent alone.
+bool greedy_finish_from(const CliArgs& args, const std::string& fallback);
 
 }  // namespace graphworld
