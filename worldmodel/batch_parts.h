@@ -5,8 +5,10 @@
 //
 // Batches group episodes of similar length: sorted by length (ties in
 // source order), cut where a batch's padded size, its longest episode
-// times its episode count, would pass the batch size; an episode longer
-// than that is a batch of its own. Episodes without steps are left out.
+// times its episode count, would pass the batch size, or (with
+// max_padding below 1) where its padding would pass that share of its
+// padded size; an episode longer than the batch size is a batch of its
+// own. Episodes without steps are left out.
 //
 // Parts: when every batch's padded steps fit in `resident_steps`, one part
 // holds them all, in the order above. Otherwise the batches are shuffled
@@ -28,11 +30,13 @@ namespace graphworld {
 
 using EpisodeIndices = std::vector<size_t>;
 
-std::vector<EpisodeIndices> batch_indices_by_length(const EpisodeSource& source, int64_t batch_steps);
+std::vector<EpisodeIndices> batch_indices_by_length(const EpisodeSource& source, int64_t batch_steps,
+                                                     double max_padding = 1.0);
 
 class BatchParts {
  public:
-  BatchParts(const EpisodeSource& source, int64_t batch_steps, int64_t resident_steps, uint64_t seed);
+  BatchParts(const EpisodeSource& source, int64_t batch_steps, int64_t resident_steps, uint64_t seed,
+             double max_padding = 1.0);
 
   const EpisodeSource& source() const { return source_; }
   size_t parts() const { return parts_.size(); }

@@ -17,18 +17,19 @@ uint64_t mix(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-uint64_t seed_from_default_generator() {
+}  // namespace
+
+uint64_t draw_dropout_seed() {
   at::Generator generator = at::detail::getDefaultCPUGenerator();
   std::lock_guard<std::mutex> lock(generator.mutex());
   return at::check_generator<at::CPUGeneratorImpl>(generator)->random64();
 }
 
-}  // namespace
+bool hashed_dropout_hashes(const torch::Tensor& x, double p, bool training) {
+  return training && p > 0 && p < 1 && x.device().is_cpu() && x.scalar_type() == torch::kFloat;
+}
 
-torch::Tensor hashed_dropout(const torch::Tensor& x, double p, bool training) {
-  if (!training || p == 0) return x;
-  if (!x.device().is_cpu() || x.scalar_type() != torch::kFloat || p < 0 || p >= 1) return torch::dropout(x, p, training);
-  const uint64_t seed = seed_from_default_generator();
+torch::Tensor hashed_dropout_with_seed(const torch::Tensor& x, double p, uint64_t seed) {
   const uint64_t threshold = static_cast<uint64_t>(std::ldexp(p, 32));  // keep when a 32-bit draw >= this
   const float kept = static_cast<float>(1.0 / (1.0 - p));
   torch::Tensor mask = torch::empty(x.sizes(), x.options().requires_grad(false));
@@ -41,6 +42,12 @@ torch::Tensor hashed_dropout(const torch::Tensor& x, double p, bool training) {
     if (i + 1 < n) m[i + 1] = (draw >> 32) >= threshold ? kept : 0.0f;
   }
   return x * mask;
+}
+
+torch::Tensor hashed_dropout(const torch::Tensor& x, double p, bool training) {
+  if (!training || p == 0) return x;
+  if (!hashed_dropout_hashes(x, p, training)) return torch::dropout(x, p, training);
+  return hashed_dropout_with_seed(x, p, draw_dropout_seed());
 }
 
 }  // namespace graphworld

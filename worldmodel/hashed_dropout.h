@@ -23,4 +23,15 @@ namespace graphworld {
 // Gradients pass through the same mask.
 torch::Tensor hashed_dropout(const torch::Tensor& x, double p, bool training);
 
+// True where hashed_dropout(x, p, training) draws a seed and hashes its
+// mask (training, 0 < p < 1, a float tensor on the CPU).
+bool hashed_dropout_hashes(const torch::Tensor& x, double p, bool training);
+
+// The two halves of a hashed_dropout call that hashes, for callers that
+// draw their seeds on one thread, in a fixed order, and apply the masks on
+// others (mdn_rnn.h, MdnRnnImpl::train_step): hashed_dropout is
+// hashed_dropout_with_seed(x, p, draw_dropout_seed()).
+uint64_t draw_dropout_seed();
+torch::Tensor hashed_dropout_with_seed(const torch::Tensor& x, double p, uint64_t seed);
+
 }  // namespace graphworld

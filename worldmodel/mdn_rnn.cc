@@ -1,6 +1,9 @@
 #include "worldmodel/mdn_rnn.h"
 
+#include <cmath>
+
 #include "common/error.h"
+#include "common/worker_threads.h"
 #include "worldmodel/hashed_dropout.h"
 #include "worldmodel/lstm_sequence.h"
 
@@ -47,15 +50,13 @@ std::vector<torch::Tensor> MdnRnnImpl::controller_memory_parameters() const {
 
 MdnRnnOutput MdnRnnImpl::forward(const torch::Tensor& z, const torch::Tensor& actions,
                                  const torch::optional<std::tuple<torch::Tensor, torch::Tensor>>& state) {
-  const int64_t t = z.size(0), b = z.size(1), k = config_.components, d = config_.latent_dim;
   const int64_t beside = config_.bookkeeping_inputs, w = config_.hidden;
   MdnRnnOutput out;
   torch::Tensor lstm_out, bookkeeping_out;
   if (!state && lstm_sequence_applies(lstm_, z)) {
     // Whole sequences from a fresh start (training and scoring): the fused
     // LSTMs, side by side (lstm_sequence.h says why).
-    std::vector<LstmSequenceRun> runs{
-        {torch::cat({z, beside == 0 ? actions : actions.narrow(-1, beside, actions.size(-1) - beside)}, -1), lstm_}};
+    std::vector<LstmSequenceRun> runs{{controller_input(z, actions), lstm_}};
     if (beside > 0) runs.push_back({torch::cat({z, actions}, -1), bookkeeping_lstm_});
     const std::vector<LstmSequenceResult> r = lstm_sequences(runs);
     lstm_out = r[0].output;
@@ -71,7 +72,7 @@ MdnRnnOutput MdnRnnImpl::forward(const torch::Tensor& z, const torch::Tensor& ac
       own = std::make_tuple(std::get<0>(*state).narrow(-1, 0, w), std::get<1>(*state).narrow(-1, 0, w));
       other = std::make_tuple(std::get<0>(*state).narrow(-1, w, w), std::get<1>(*state).narrow(-1, w, w));
     }
-    auto [a_out, a_state] = lstm_->forward(torch::cat({z, actions.narrow(-1, beside, actions.size(-1) - beside)}, -1), own);
+    auto [a_out, a_state] = lstm_->forward(controller_input(z, actions), own);
     auto [b_out, b_state] = bookkeeping_lstm_->forward(torch::cat({z, actions}, -1), other);
     lstm_out = a_out;
     bookkeeping_out = b_out;
@@ -82,12 +83,28 @@ MdnRnnOutput MdnRnnImpl::forward(const torch::Tensor& z, const torch::Tensor& ac
   // episodes by heart (mask F1 1.0 there, well below on held-out ones).
   const torch::Tensor hidden = hashed_dropout(bookkeeping_out, config_.dropout, is_training());
   const torch::Tensor z_hidden = beside == 0 ? hidden : hashed_dropout(lstm_out, config_.dropout, is_training());
+  next_z_from(z_hidden, out);
+  heads_from(hidden, actions, out);
+  out.hidden = lstm_out;
+  return out;
+}
+
+torch::Tensor MdnRnnImpl::controller_input(const torch::Tensor& z, const torch::Tensor& actions) const {
+  const int64_t beside = config_.bookkeeping_inputs;
+  return torch::cat({z, beside == 0 ? actions : actions.narrow(-1, beside, actions.size(-1) - beside)}, -1);
+}
+
+void MdnRnnImpl::next_z_from(const torch::Tensor& z_hidden, MdnRnnOutput& out) {
+  const int64_t t = z_hidden.size(0), b = z_hidden.size(1), k = config_.components, d = config_.latent_dim;
   const torch::Tensor mix = mixture_head_->forward(z_hidden);  // [T, B, K (1 + 2D)]
   out.next_z.logits = mix.narrow(-1, 0, k);
   out.next_z.means = mix.narrow(-1, k, k * d).reshape({t, b, k, d});
   // Deviations kept within [e^-7, e^2]: a collapsing component would make
   // the likelihood unbounded and the gradients explode.
   out.next_z.log_sigma = mix.narrow(-1, k + k * d, k * d).reshape({t, b, k, d}).clamp(-7.0, 2.0);
+}
+
+void MdnRnnImpl::heads_from(const torch::Tensor& hidden, const torch::Tensor& actions, MdnRnnOutput& out) {
   // The four heads that read `hidden` as one product: one matrix product
   // forward and two backward in place of four and eight, over a few
   // hundred rows where each call's overhead counted.
@@ -108,22 +125,31 @@ MdnRnnOutput MdnRnnImpl::forward(const torch::Tensor& z, const torch::Tensor& ac
   if (mask_by_choice_.defined())
     out.mask_logits = out.mask_logits + actions.narrow(-1, config_.action_one_hot_at, n).matmul(mask_by_choice_);
   out.location_change = heads.narrow(-1, 2 + n, n);
-  out.hidden = lstm_out;
-  return out;
 }
 
 MdnRnnLosses MdnRnnImpl::losses(const MdnRnnOutput& out, const MdnRnnTargets& y) const {
+  MdnRnnLosses l;
+  next_z_loss(out, y, l);
+  head_losses(out, y, l);
+  return l;
+}
+
+void MdnRnnImpl::next_z_loss(const MdnRnnOutput& out, const MdnRnnTargets& y, MdnRnnLosses& l) const {
   const int64_t t = y.next_z.size(0), b = y.next_z.size(1), k = config_.components, d = config_.latent_dim;
+  const torch::Tensor next_valid = y.next_valid.defined() ? y.next_valid : y.valid;
+  const torch::Tensor next_count = next_valid.sum().clamp_min(1.0);
+  GaussianMixture flat{out.next_z.logits.reshape({t * b, k}), out.next_z.means.reshape({t * b, k, d}),
+                       out.next_z.log_sigma.reshape({t * b, k, d})};
+  l.z_nll = (mixture_nll(flat, y.next_z.reshape({t * b, d})).reshape({t, b}) * next_valid).sum() / next_count;
+}
+
+void MdnRnnImpl::head_losses(const MdnRnnOutput& out, const MdnRnnTargets& y, MdnRnnLosses& l) const {
   const torch::Tensor valid = y.valid;
   const torch::Tensor count = valid.sum().clamp_min(1.0);
   auto mean_over_valid = [&](const torch::Tensor& per_step) { return (per_step * valid).sum() / count; };
   const torch::Tensor next_valid = y.next_valid.defined() ? y.next_valid : valid;
   const torch::Tensor next_count = next_valid.sum().clamp_min(1.0);
   auto mean_over_next = [&](const torch::Tensor& per_step) { return (per_step * next_valid).sum() / next_count; };
-  GaussianMixture flat{out.next_z.logits.reshape({t * b, k}), out.next_z.means.reshape({t * b, k, d}),
-                       out.next_z.log_sigma.reshape({t * b, k, d})};
-  MdnRnnLosses l;
-  l.z_nll = mean_over_next(mixture_nll(flat, y.next_z.reshape({t * b, d})).reshape({t, b}));
   l.reward = mean_over_valid((out.reward - y.reward).pow(2));
   // Steps whose action ends the episode by rule teach the done head
   // nothing, and worse: a run's early greedy episodes that stop with NO-OP
@@ -135,7 +161,71 @@ MdnRnnLosses MdnRnnImpl::losses(const MdnRnnOutput& out, const MdnRnnTargets& y)
   l.mask = mean_over_next(
       torch::binary_cross_entropy_with_logits(out.mask_logits, y.next_mask, {}, {}, torch::Reduction::None).sum(-1));
   l.locations = mean_over_next((out.location_change - y.location_change).pow(2).sum(-1));
+}
+
+bool MdnRnnImpl::halves_apply(const torch::Tensor& z, const WorkerThreads* threads) const {
+  return config_.bookkeeping_inputs > 0 && threads != nullptr && threads->count() >= 2 &&
+         lstm_sequence_applies(lstm_, z) && lstm_sequence_applies(bookkeeping_lstm_, z);
+}
+
+bool MdnRnnImpl::train_step_applies(const torch::Tensor& z, const WorkerThreads* threads) const {
+  return is_training() && halves_apply(z, threads);
+}
+
+MdnRnnLosses MdnRnnImpl::halves_forward(const torch::Tensor& z, const torch::Tensor& actions, const MdnRnnTargets& y,
+                                        WorkerThreads& threads, torch::Tensor half_loss[2]) {
+  // The dropout seeds in forward()'s order (the bookkeeping LSTM's output
+  // first), so that the halves' masks are forward()'s.
+  const double p = config_.dropout;
+  const bool hashes = hashed_dropout_hashes(z, p, is_training());
+  const uint64_t bookkeeping_seed = hashes ? draw_dropout_seed() : 0;
+  const uint64_t controller_seed = hashes ? draw_dropout_seed() : 0;
+  auto dropout = [&](const torch::Tensor& x, uint64_t seed) {
+    return hashes ? hashed_dropout_with_seed(x, p, seed) : hashed_dropout(x, p, is_training());
+  };
+  const bool grad = torch::GradMode::is_enabled();  // per thread: the caller's for both halves
+  MdnRnnOutput out;
+  MdnRnnLosses l;
+  threads.run([&](int32_t half) {
+    const torch::AutoGradMode same_as_caller(grad);
+    // Per thread: the LSTM's weight gradients go straight into .grad, as
+    // on the calling thread (lstm_sequence.h).
+    const LstmGradientsInPlace in_place;
+    if (half == 0) {
+      const torch::Tensor lstm_out = lstm_sequences({{controller_input(z, actions), lstm_}})[0].output;
+      next_z_from(dropout(lstm_out, controller_seed), out);
+      next_z_loss(out, y, l);
+      half_loss[0] = l.z_nll / static_cast<double>(config_.latent_dim);
+    } else if (half == 1) {
+      const torch::Tensor bookkeeping_out = lstm_sequences({{torch::cat({z, actions}, -1), bookkeeping_lstm_}})[0].output;
+      heads_from(dropout(bookkeeping_out, bookkeeping_seed), actions, out);
+      head_losses(out, y, l);
+      half_loss[1] = MdnRnnLosses::kRewardWeight * l.reward + l.done + l.mask + l.locations;
+    }
+  });
   return l;
+}
+
+std::optional<MdnRnnLosses> MdnRnnImpl::train_step(const torch::Tensor& z, const torch::Tensor& actions,
+                                                   const MdnRnnTargets& y, WorkerThreads& threads) {
+  TORCH_CHECK(train_step_applies(z, &threads), "MdnRnnImpl::train_step: see train_step_applies");
+  torch::Tensor half_loss[2];
+  const MdnRnnLosses l = halves_forward(z, actions, y, threads, half_loss);
+  // A bad batch must not poison the weights: no backward pass.
+  if (!std::isfinite(half_loss[0].item<double>()) || !std::isfinite(half_loss[1].item<double>())) return std::nullopt;
+  threads.run([&](int32_t half) {
+    // A half whose parameters are all frozen (WorldModelTrainOptions::
+    // keep_controller_memory) has nothing to backpropagate.
+    if (half < 2 && half_loss[half].requires_grad()) half_loss[half].backward();
+  });
+  return l;
+}
+
+MdnRnnLosses MdnRnnImpl::losses_side_by_side(const torch::Tensor& z, const torch::Tensor& actions,
+                                             const MdnRnnTargets& y, WorkerThreads& threads) {
+  TORCH_CHECK(halves_apply(z, &threads), "MdnRnnImpl::losses_side_by_side: see halves_apply");
+  torch::Tensor half_loss[2];
+  return halves_forward(z, actions, y, threads, half_loss);
 }
 
 }  // namespace graphworld

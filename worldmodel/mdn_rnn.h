@@ -12,9 +12,13 @@
 
 #include <torch/torch.h>
 
+#include <optional>
+
 #include "worldmodel/mixture_density.h"
 
 namespace graphworld {
+
+class WorkerThreads;
 
 struct MdnRnnConfig {
   int64_t latent_dim = 32;   // D: size of z
@@ -102,6 +106,32 @@ class MdnRnnImpl : public torch::nn::Module {
   MdnRnnOutput forward(const torch::Tensor& z, const torch::Tensor& actions,
                        const torch::optional<std::tuple<torch::Tensor, torch::Tensor>>& state = torch::nullopt);
   MdnRnnLosses losses(const MdnRnnOutput& out, const MdnRnnTargets& targets) const;
+
+  // One training batch's forward pass, losses and backward pass, with the
+  // model's two LSTMs (bookkeeping_inputs > 0) in two halves side by side
+  // on `threads`' first two threads: the controller's LSTM, the next-z
+  // mixture and its NLL on one; the bookkeeping LSTM, the reward, done,
+  // mask and location heads and their losses on the other. The halves
+  // share no parameter, so each backpropagates its own part of
+  // losses(...).total() and the gradients (added into the parameters'
+  // .grad) are those of forward(), losses() and total().backward(), to
+  // the bit. Why: beside the two LSTMs, a batch of a hundred steps is a
+  // few hundred small LibTorch operators forward and backward, which on
+  // one thread left the other idle for half of an epoch.
+  // Returns the losses, or nothing (and no backward pass) when the loss is
+  // not finite. Needs train_step_applies(z, &threads).
+  std::optional<MdnRnnLosses> train_step(const torch::Tensor& z, const torch::Tensor& actions,
+                                         const MdnRnnTargets& targets, WorkerThreads& threads);
+  // Training mode and halves_apply.
+  bool train_step_applies(const torch::Tensor& z, const WorkerThreads* threads) const;
+  // losses(forward(z, actions), targets) in the same two halves side by
+  // side, without a backward pass (scoring held-out episodes; in eval
+  // mode, no dropout). Needs halves_apply(z, &threads).
+  MdnRnnLosses losses_side_by_side(const torch::Tensor& z, const torch::Tensor& actions, const MdnRnnTargets& targets,
+                                   WorkerThreads& threads);
+  // Two LSTMs that lstm_sequences runs over z's sequences (CPU, float),
+  // and at least two threads.
+  bool halves_apply(const torch::Tensor& z, const WorkerThreads* threads) const;
   const MdnRnnConfig& config() const { return config_; }
   // Width of the LSTM state (h, c): hidden, or twice that with two LSTMs,
   // the controller's first (its h is the state's first `hidden` entries).
@@ -115,6 +145,21 @@ class MdnRnnImpl : public torch::nn::Module {
   std::vector<torch::Tensor> controller_memory_parameters() const;
 
  private:
+  // The controller LSTM's input: z and the action input past the
+  // bookkeeping entries.
+  torch::Tensor controller_input(const torch::Tensor& z, const torch::Tensor& actions) const;
+  // out.next_z from the controller LSTM's output (after dropout).
+  void next_z_from(const torch::Tensor& z_hidden, MdnRnnOutput& out);
+  // out's reward, done, mask and location predictions from the bookkeeping
+  // LSTM's output (after dropout).
+  void heads_from(const torch::Tensor& hidden, const torch::Tensor& actions, MdnRnnOutput& out);
+  void next_z_loss(const MdnRnnOutput& out, const MdnRnnTargets& targets, MdnRnnLosses& l) const;
+  // Both halves' forward passes and losses side by side; half_loss[h] is
+  // half h's share of the losses' total().
+  MdnRnnLosses halves_forward(const torch::Tensor& z, const torch::Tensor& actions, const MdnRnnTargets& targets,
+                              WorkerThreads& threads, torch::Tensor half_loss[2]);
+  void head_losses(const MdnRnnOutput& out, const MdnRnnTargets& targets, MdnRnnLosses& l) const;
+
   MdnRnnConfig config_;
   torch::nn::LSTM lstm_{nullptr};
   torch::nn::LSTM bookkeeping_lstm_{nullptr};  // bookkeeping_inputs > 0

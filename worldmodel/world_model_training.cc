@@ -4,10 +4,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
+#include <string>
 
 #include "common/error.h"
 #include "learner/compute_threads.h"
@@ -67,8 +70,15 @@ class PartCache {
   size_t loaded_ = kNone;
 };
 
-// Batches for measuring, without gradients: larger than training's.
+// Batches for measuring, without gradients: larger than training's, and
+// cut where padding would pass a quarter of a batch. Cut at size alone,
+// the held-out episodes of a 10,000-step run (1,983 steps) made two
+// batches of 7,616 padded steps (lengths 1 to 5, then 6 to 67), and
+// scoring them took a fifth of each epoch; a tighter bound (an eighth)
+// made so many batches of long episodes that their steps one after
+// another cost more than the padding saved.
 constexpr int64_t kMeasureBatchSteps = 4096;
+constexpr double kMeasurePadding = 0.25;
 
 // The encoder's reconstruction loss of inputs [.., E] (summary, mask, locations).
 torch::Tensor reconstruction_loss(LatentEncoder& encoder, const torch::Tensor& input, int64_t vocab,
@@ -146,7 +156,8 @@ void WorldModel::train(const EpisodeSource& train, const EpisodeSource& held_out
   const int64_t train_steps = train.total_steps();
   const int64_t batch_steps = std::max<int64_t>(1, std::min<int64_t>(options.batch_steps, train_steps / options.min_batches));
   const BatchParts train_parts(train, batch_steps, options.resident_steps, options.seed);
-  const BatchParts held_parts(held_out, kMeasureBatchSteps, options.resident_steps, options.seed + 1);
+  const BatchParts held_parts(held_out, kMeasureBatchSteps, options.resident_steps, options.seed + 1,
+                              kMeasurePadding);
   auto on_device = [&](EpisodeBatch b) {
     if (on_cpu) return b;
     for (torch::Tensor* t : {&b.encoder_input, &b.mask, &b.action, &b.reward, &b.done, &b.done_by_rule,
@@ -265,13 +276,27 @@ void WorldModel::train(const EpisodeSource& train, const EpisodeSource& held_out
   };
   PartCache<Prepared> train_data(prepared_of(train_parts, train_batches)),
       held_data(prepared_of(held_parts, held_batches));
+  // GRAPHWORLD_ONE_THREAD_STEP=1: a batch's step and held-out scoring on
+  // one thread beside the LSTMs, as before the halves, for measuring
+  // against (the same weights).
+  static const bool one_thread_step = [] {
+    const char* value = std::getenv("GRAPHWORLD_ONE_THREAD_STEP");
+    return value != nullptr && std::string(value) == "1";
+  }();
+  // Adam's step, memory-bound, on every core, and the halves of a
+  // batch's step and of held-out scoring (mdn_rnn.h; started here: the
+  // threads inherit the denormal setting).
+  WorkerThreads adam_threads(on_cpu ? std::max(1, threads) : 1);
   auto held_out_losses = [&] {
     torch::NoGradGuard no_grad;
     WorldModelHeadLosses held_sum;
     double held_weight = 0;
     for (size_t part = 0; part < held_parts.parts(); ++part)
       for (const Prepared& p : held_data.get(part)) {
-        add_weighted(held_sum, to_doubles(m.rnn->losses(m.rnn->forward(p.z, p.condition), p.targets)), p.weight);
+        const MdnRnnLosses l = on_cpu && !one_thread_step && m.rnn->halves_apply(p.z, &adam_threads)
+                                   ? m.rnn->losses_side_by_side(p.z, p.condition, p.targets, adam_threads)
+                                   : m.rnn->losses(m.rnn->forward(p.z, p.condition), p.targets);
+        add_weighted(held_sum, to_doubles(l), p.weight);
         held_weight += p.weight;
       }
     scale(held_sum, 1.0 / std::max(1.0, held_weight));
@@ -298,9 +323,9 @@ void WorldModel::train(const EpisodeSource& train, const EpisodeSource& held_out
   const FlatParameters flat(trained);
   torch::optim::Adam optimizer(trained, torch::optim::AdamOptions(options.learning_rate));
   FlatAdam flat_adam(optimizer, flat);
-  // Adam's step, memory-bound, on every core (started here: the threads
-  // inherit the denormal setting).
-  WorkerThreads adam_threads(on_cpu ? std::max(1, threads) : 1);
+  m.rnn->train();
+  const bool side_by_side_steps =
+      on_cpu && !one_thread_step && m.rnn->train_step_applies(torch::zeros({1, 1, m.config.latent_dim}), &adam_threads);
   std::vector<std::vector<size_t>> orders(train_parts.parts());
   bool gradients_dirty = true;  // false right after Adam's step, which zeroes them
   // The weights of the epoch with the lowest held-out loss are kept: past
@@ -318,11 +343,19 @@ void WorldModel::train(const EpisodeSource& train, const EpisodeSource& held_out
         const Prepared& p = data[i];
         if (gradients_dirty) flat.gradients().zero_();
         gradients_dirty = true;
-        const MdnRnnOutput out = m.rnn->forward(p.z, p.condition);
-        const MdnRnnLosses l = m.rnn->losses(out, p.targets);
-        const torch::Tensor total = l.total(m.config.latent_dim);
-        if (!std::isfinite(total.item<double>())) continue;  // a bad batch must not poison the weights
-        total.backward();
+        MdnRnnLosses l;
+        if (side_by_side_steps) {
+          // Two halves side by side (mdn_rnn.h), the same gradients.
+          const std::optional<MdnRnnLosses> step = m.rnn->train_step(p.z, p.condition, p.targets, adam_threads);
+          if (!step) continue;  // a bad batch must not poison the weights
+          l = *step;
+        } else {
+          const MdnRnnOutput out = m.rnn->forward(p.z, p.condition);
+          l = m.rnn->losses(out, p.targets);
+          const torch::Tensor total = l.total(m.config.latent_dim);
+          if (!std::isfinite(total.item<double>())) continue;  // a bad batch must not poison the weights
+          total.backward();
+        }
         // Clipped to norm 1, the scale folded into Adam's one pass, which
         // also leaves the gradients zero for the next batch.
         const double norm = flat_adam.gradient_norm(&adam_threads);
@@ -392,7 +425,7 @@ WorldModelHeadLosses WorldModel::losses(const EpisodeSource& episodes) const {
   Impl& m = *impl_;
   WorldModelHeadLosses sum;
   double weight = 0;
-  for (const EpisodeIndices& group : batch_indices_by_length(episodes, kMeasureBatchSteps)) {
+  for (const EpisodeIndices& group : batch_indices_by_length(episodes, kMeasureBatchSteps, kMeasurePadding)) {
     const EpisodeBatch b = batch_of(m, episodes, group);
     const torch::Tensor z = m.encoder->encode(b.encoder_input);
     const MdnRnnLosses l = m.rnn->losses(m.rnn->forward(z, m.rnn_condition(b)), m.targets(b, z));
@@ -410,7 +443,7 @@ WorldModelAccuracy WorldModel::evaluate(const EpisodeSource& episodes) const {
   const int64_t v = m.vocabulary.size();
   WorldModelAccuracy a;
   double tp = 0, fp = 0, fn = 0, done_right = 0, reward_abs = 0, nll = 0;
-  for (const EpisodeIndices& group : batch_indices_by_length(episodes, kMeasureBatchSteps)) {
+  for (const EpisodeIndices& group : batch_indices_by_length(episodes, kMeasureBatchSteps, kMeasurePadding)) {
     const EpisodeBatch b = batch_of(m, episodes, group);
     const torch::Tensor z = m.encoder->encode(b.encoder_input);
     const MdnRnnOutput out = m.rnn->forward(z, m.rnn_condition(b));

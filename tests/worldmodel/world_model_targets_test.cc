@@ -82,6 +82,40 @@ TEST(WorldModelBatches, GroupEpisodesOfSimilarLengthUpToTheBound) {
   EXPECT_EQ(sizes, (std::vector<size_t>{3, 2, 2, 1, 1, 1}));
 }
 
+// Measuring batches also end where padding would pass a share of the
+// batch. Lengths 1,1,1,2,2,3,3,5,7,12 under a bound of 40 steps: by size
+// alone 1 .. 5 (5 x 8 = 40 padded steps for 18) | 7,12 (24 for 19). With
+// at most a quarter padding: 1,1,1 (a 2 would pad 8 steps with 3) |
+// 2,2,3,3 (12 with 2; a 5 would pad 25 with 10) | 5,7 (14 with 2; a 12
+// would pad 36 with 12) | 12.
+TEST(WorldModelBatches, ABoundOnPaddingCutsBatchesOfUnevenLengths) {
+  std::vector<WorldEpisode> episodes;
+  for (int32_t length : {3, 1, 7, 1, 2, 3, 12, 1, 2, 5})
+    episodes.push_back(episode(std::vector<WorldStep>(static_cast<size_t>(length), step(2, 0.1f, false))));
+  auto sizes_of = [&](double max_padding) {
+    std::vector<size_t> sizes;
+    size_t total = 0;
+    for (const EpisodeIndices& indices : batch_indices_by_length(EpisodesInMemory(episodes), 40, max_padding)) {
+      int64_t longest = 0, steps = 0;
+      for (size_t i : indices) {
+        longest = std::max<int64_t>(longest, static_cast<int64_t>(episodes[i].steps.size()));
+        steps += static_cast<int64_t>(episodes[i].steps.size());
+      }
+      const int64_t padded = longest * static_cast<int64_t>(indices.size());
+      EXPECT_LE(padded, 40);
+      if (indices.size() > 1) {
+        EXPECT_LE(static_cast<double>(padded - steps), max_padding * static_cast<double>(padded));
+      }
+      sizes.push_back(indices.size());
+      total += indices.size();
+    }
+    EXPECT_EQ(total, episodes.size());
+    return sizes;
+  };
+  EXPECT_EQ(sizes_of(1.0), (std::vector<size_t>{8, 2}));
+  EXPECT_EQ(sizes_of(0.25), (std::vector<size_t>{3, 4, 2, 1}));
+}
+
 // Ends with NO-OP after two rewrites; ends because nothing applies; runs
 // into the horizon applying rule 5 four times.
 std::vector<WorldEpisode> episodes() {
@@ -228,6 +262,36 @@ TEST(WorldModelTargets, ASeparateControllerMemoryIsSavedWithTheModelAndDreamsRun
     const torch::Tensor noop = torch::full({3}, static_cast<int64_t>(m.vocabulary.size()), torch::kInt64);
     dream.step(noop);  // NO-OP is always allowed, and restarts every row
   }
+}
+
+// Two threads run a training step's halves side by side (mdn_rnn.h) and
+// score the held-out episodes the same way; the trained weights are the
+// one-thread weights to the bit, also when the controller's half is kept
+// frozen and has nothing to backpropagate.
+TEST(WorldModelTargets, TrainingOnTwoThreadsGivesTheOneThreadWeightsToTheBit) {
+  const std::vector<WorldEpisode> data = episodes();
+  const int previous_threads = at::get_num_threads();
+  auto trained_on = [&](int threads) {
+    at::set_num_threads(threads);
+    WorldModel model = model_of(data, /*separate_controller_memory=*/true);
+    WorldModelTrainOptions first;
+    first.encoder_epochs = 2;
+    first.epochs = 4;
+    model.train(data, data, first);
+    WorldModelTrainOptions kept;
+    kept.encoder_epochs = 0;
+    kept.epochs = 3;
+    kept.seed = 2;
+    kept.keep_controller_memory = true;
+    model.train(data, data, kept);
+    std::vector<torch::Tensor> weights;
+    for (const torch::Tensor& p : model.impl().rnn->parameters()) weights.push_back(p.detach().clone());
+    return weights;
+  };
+  const std::vector<torch::Tensor> one = trained_on(1), two = trained_on(2);
+  at::set_num_threads(previous_threads);
+  ASSERT_EQ(one.size(), two.size());
+  for (size_t i = 0; i < one.size(); ++i) EXPECT_TRUE(torch::equal(one[i], two[i])) << "parameter " << i;
 }
 
 // Training with keep_controller_memory moves the bookkeeping LSTM and the
