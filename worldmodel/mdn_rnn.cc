@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "common/worker_threads.h"
+#include "learner/compute_threads.h"
 #include "worldmodel/hashed_dropout.h"
 #include "worldmodel/lstm_sequence.h"
 
@@ -183,11 +184,15 @@ MdnRnnLosses MdnRnnImpl::halves_forward(const torch::Tensor& z, const torch::Ten
   auto dropout = [&](const torch::Tensor& x, uint64_t seed) {
     return hashes ? hashed_dropout_with_seed(x, p, seed) : hashed_dropout(x, p, is_training());
   };
-  const bool grad = torch::GradMode::is_enabled();  // per thread: the caller's for both halves
+  // Per thread, so the caller's for both halves: grad mode, and whether
+  // denormals are flushed (compute_threads.h).
+  const bool grad = torch::GradMode::is_enabled();
+  const unsigned denormals = denormal_mode();
   MdnRnnOutput out;
   MdnRnnLosses l;
   threads.run([&](int32_t half) {
-    const torch::AutoGradMode same_as_caller(grad);
+    const torch::AutoGradMode same_grad_mode(grad);
+    const DenormalMode same_denormals(denormals);
     // Per thread: the LSTM's weight gradients go straight into .grad, as
     // on the calling thread (lstm_sequence.h).
     const LstmGradientsInPlace in_place;
@@ -209,10 +214,12 @@ MdnRnnLosses MdnRnnImpl::halves_forward(const torch::Tensor& z, const torch::Ten
 std::optional<MdnRnnLosses> MdnRnnImpl::train_step(const torch::Tensor& z, const torch::Tensor& actions,
                                                    const MdnRnnTargets& y, WorkerThreads& threads) {
   TORCH_CHECK(train_step_applies(z, &threads), "MdnRnnImpl::train_step: see train_step_applies");
+  TORCH_CHECK(torch::GradMode::is_enabled(), "MdnRnnImpl::train_step: needs grad mode (losses_side_by_side scores)");
   torch::Tensor half_loss[2];
   const MdnRnnLosses l = halves_forward(z, actions, y, threads, half_loss);
-  // A bad batch must not poison the weights: no backward pass.
-  if (!std::isfinite(half_loss[0].item<double>()) || !std::isfinite(half_loss[1].item<double>())) return std::nullopt;
+  // A bad batch must not poison the weights: no backward pass. Summed in
+  // float as total() is, so that a sum that overflows is refused too.
+  if (!std::isfinite((half_loss[0].detach() + half_loss[1].detach()).item<double>())) return std::nullopt;
   threads.run([&](int32_t half) {
     // A half whose parameters are all frozen (WorldModelTrainOptions::
     // keep_controller_memory) has nothing to backpropagate.

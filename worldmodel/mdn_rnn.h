@@ -115,7 +115,8 @@ class MdnRnnImpl : public torch::nn::Module {
   // share no parameter, so each backpropagates its own part of
   // losses(...).total() and the gradients (added into the parameters'
   // .grad) are those of forward(), losses() and total().backward(), to
-  // the bit. Why: beside the two LSTMs, a batch of a hundred steps is a
+  // the bit, when they start at zero as a training loop's do (each LSTM
+  // adds its weight gradients in place: lstm_sequence.h). Why: beside the two LSTMs, a batch of a hundred steps is a
   // few hundred small LibTorch operators forward and backward, which on
   // one thread left the other idle for half of an epoch.
   // Returns the losses, or nothing (and no backward pass) when the loss is

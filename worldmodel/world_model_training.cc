@@ -73,7 +73,7 @@ class PartCache {
 // Batches for measuring, without gradients: larger than training's, and
 // cut where padding would pass a quarter of a batch. Cut at size alone,
 // the held-out episodes of a 10,000-step run (1,983 steps) made two
-// batches of 7,616 padded steps (lengths 1 to 5, then 6 to 67), and
+// batches of 7,616 padded steps together (lengths 1 to 5, then 6 to 67), and
 // scoring them took a fifth of each epoch; a tighter bound (an eighth)
 // made so many batches of long episodes that their steps one after
 // another cost more than the padding saved.
@@ -235,10 +235,11 @@ void WorldModel::train(const EpisodeSource& train, const EpisodeSource& held_out
   }
 
   // Phase 2, the MDN-RNN on the frozen encoder's z. With more than one
-  // thread, its two LSTMs run side by side, one thread each, and the rest
-  // on one thread: at a few hundred steps per batch, LibTorch's and
-  // OpenBLAS's threads spent as much time waiting for each other as
-  // computing (worldmodel/README.md).
+  // thread, a batch's step runs the model's two halves side by side, one
+  // thread each (MdnRnnImpl::train_step; forward() alone runs the two
+  // LSTMs side by side), with LibTorch and OpenBLAS on one thread: at a
+  // few hundred steps per batch, their own threads spent as much time
+  // waiting for each other as computing (worldmodel/README.md).
   const int threads = at::get_num_threads();
   const ComputeThreads one_thread(threads >= 2 && on_cpu ? 1 : threads);
   const LstmSideBySide side_by_side(threads >= 2 && on_cpu);

@@ -147,12 +147,15 @@ TEST(MdnRnnTrainStep, ALossThatIsNotFiniteIsReportedAndNothingIsBackpropagated) 
   torch::manual_seed(1);
   MdnRnn model(two_lstm_config());
   model->train();
-  Batch b = random_batch();
-  b.targets.reward[0][0] = std::numeric_limits<float>::quiet_NaN();
   WorkerThreads threads(2);
-  zero_gradients(model);
-  EXPECT_FALSE(model->train_step(b.z, b.actions, b.targets, threads).has_value());
-  for (const torch::Tensor& p : model->parameters()) EXPECT_EQ(p.grad().abs().sum().item<double>(), 0.0);
+  // A NaN in each half's targets in turn: the reward (bookkeeping), the next z (controller).
+  for (int half = 0; half < 2; ++half) {
+    Batch b = random_batch();
+    (half == 0 ? b.targets.next_z : b.targets.reward)[0][0] = std::numeric_limits<float>::quiet_NaN();
+    zero_gradients(model);
+    EXPECT_FALSE(model->train_step(b.z, b.actions, b.targets, threads).has_value()) << "half " << half;
+    for (const torch::Tensor& p : model->parameters()) EXPECT_EQ(p.grad().abs().sum().item<double>(), 0.0);
+  }
 }
 
 TEST(MdnRnnTrainStep, AppliesToTwoLstmsInTrainingOnTwoThreadsOrMore) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <utility>
@@ -269,6 +270,9 @@ TEST(WorldModelTargets, ASeparateControllerMemoryIsSavedWithTheModelAndDreamsRun
 // one-thread weights to the bit, also when the controller's half is kept
 // frozen and has nothing to backpropagate.
 TEST(WorldModelTargets, TrainingOnTwoThreadsGivesTheOneThreadWeightsToTheBit) {
+  // Either would put both trainings on the previous code.
+  ASSERT_EQ(std::getenv("GRAPHWORLD_ONE_THREAD_STEP"), nullptr);
+  ASSERT_EQ(std::getenv("GRAPHWORLD_ATEN_LSTM"), nullptr);
   const std::vector<WorldEpisode> data = episodes();
   const int previous_threads = at::get_num_threads();
   auto trained_on = [&](int threads) {
