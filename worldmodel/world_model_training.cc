@@ -324,9 +324,6 @@ void WorldModel::train(const EpisodeSource& train, const EpisodeSource& held_out
   const FlatParameters flat(trained);
   torch::optim::Adam optimizer(trained, torch::optim::AdamOptions(options.learning_rate));
   FlatAdam flat_adam(optimizer, flat);
-  m.rnn->train();
-  const bool side_by_side_steps =
-      on_cpu && !one_thread_step && m.rnn->train_step_applies(torch::zeros({1, 1, m.config.latent_dim}), &adam_threads);
   std::vector<std::vector<size_t>> orders(train_parts.parts());
   bool gradients_dirty = true;  // false right after Adam's step, which zeroes them
   // The weights of the epoch with the lowest held-out loss are kept: past
@@ -345,7 +342,7 @@ void WorldModel::train(const EpisodeSource& train, const EpisodeSource& held_out
         if (gradients_dirty) flat.gradients().zero_();
         gradients_dirty = true;
         MdnRnnLosses l;
-        if (side_by_side_steps) {
+        if (on_cpu && !one_thread_step && m.rnn->train_step_applies(p.z, &adam_threads)) {
           // Two halves side by side (mdn_rnn.h), the same gradients.
           const std::optional<MdnRnnLosses> step = m.rnn->train_step(p.z, p.condition, p.targets, adam_threads);
           if (!step) continue;  // a bad batch must not poison the weights
