@@ -253,6 +253,7 @@ int bench_world_model(const CliArgs& args) {
   if (!device.note.empty()) std::fprintf(stderr, "%s\n", device.note.c_str());
   const double seconds = args.double_value("--seconds", 3.0);
   const double tau = args.double_value("--tau", 1.0);
+  const bool cuda_graph = args.flag("--cuda-graph");
   const double gemm_gflops = measure_gemm_gflops(device.device, thread_count);
   std::vector<DreamThroughput> results;
   for (const std::string& b : split_comma_list(args.value_or("--batches", "1,64,1024"))) {
@@ -260,12 +261,12 @@ int bench_world_model(const CliArgs& args) {
     const long long batch = std::strtoll(b.c_str(), &end, 10);
     if (b.empty() || *end != '\0' || batch < 1 || batch > 1'000'000)
       throw UsageError("--batches: batch sizes are whole numbers from 1 to 1000000, got '" + b + "'");
-    results.push_back(measure_dream_throughput(model, batch, seconds, tau, 0, device.device));
+    results.push_back(measure_dream_throughput(model, batch, seconds, tau, 0, device.device, cuda_graph));
   }
   if (args.flag("--json")) {
     JsonWriter json;
     json.begin_object().key("model").value(file).key("device").value(device.device);
-    json.key("threads").value(static_cast<int64_t>(thread_count));
+    json.key("threads").value(static_cast<int64_t>(thread_count)).key("cuda_graph").value(cuda_graph);
     json.key("results").begin_array();
     for (const DreamThroughput& r : results)
       json.begin_object().key("batch").value(r.batch).key("steps").value(r.steps).key("steps_per_s").value(r.steps_per_s)
@@ -273,8 +274,8 @@ int bench_world_model(const CliArgs& args) {
     json.end_array().key("gemm_gflops").value(gemm_gflops).key("peak_rss_mib").value(peak_rss_mib()).end_object();
     std::printf("%s\n", json.str().c_str());
   } else {
-    std::printf("dream steps/s on %s, %d threads (controller + MDN-RNN step + sampling, tau %.2f):\n",
-                device.device.c_str(), thread_count, tau);
+    std::printf("dream steps/s on %s, %d threads (controller + MDN-RNN step + sampling, tau %.2f%s):\n",
+                device.device.c_str(), thread_count, tau, cuda_graph ? ", each step one CUDA graph" : "");
     for (const DreamThroughput& r : results)
       std::printf("  batch %5lld  %12.0f steps/s  %8.2f GFLOP/s\n", static_cast<long long>(r.batch), r.steps_per_s,
                   r.gflops);
@@ -452,6 +453,8 @@ Subcommand worldmodel_command() {
                {"--seconds", "", "S", "bench: seconds per batch size (default 3)"},
                {"--device", "", "DEV", "train, bench: cpu (default) or cuda[:N], where this LibTorch has CUDA and sees a GPU"},
                {"--tau", "", "TAU", "bench, agent: mixture temperature (default 1.0)"},
+               {"--cuda-graph", "", "", "bench, with --device cuda: capture a step in a CUDA graph and replay it\n"
+                                        "(needs a LibTorch built with CUDA)"},
                {"--graphs", "", "LIST", "agent: zoo names or ONNX files"},
                {"--cost", "", "MODEL", "agent: analytic (default) or gpu (a named GPU, its measured table first)"},
                {"--gpu", "", "NAME", "agent, with --cost gpu: h100-sxm (default), a100-sxm, v100-sxm or a profile YAML"},

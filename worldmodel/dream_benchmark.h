@@ -12,6 +12,7 @@ namespace graphworld {
 
 struct DreamThroughput {
   int64_t batch = 0;
+  bool cuda_graph = false;  // steps replayed from a CUDA graph
   int64_t steps = 0;  // dream steps timed (batch x batched steps)
   double seconds = 0;
   double steps_per_s = 0;
@@ -22,10 +23,14 @@ struct DreamThroughput {
 };
 
 // Runs for about `seconds` after a short warm-up, from the model's starts,
-// on `device` ("cpu" or "cuda:N": the model is moved there, and actions are
-// drawn on the CPU as a dream actor draws them). UsageError if the model
-// has no starts (it was never trained).
+// on `device` ("cpu" or "cuda:N": the model is moved there, and the actions
+// are drawn there too). With `cuda_graph`, a step (controller, draws and
+// dream step) is captured once in a CUDA graph and replayed
+// (dream_step_graph.h); its draws then come from the device's default
+// generator, seeded with `seed`. UsageError if the model has no starts (it
+// was never trained), or for `cuda_graph` off a GPU or without a CUDA
+// LibTorch.
 DreamThroughput measure_dream_throughput(WorldModel& model, int64_t batch, double seconds, double tau, uint64_t seed,
-                                         const std::string& device = "cpu");
+                                         const std::string& device = "cpu", bool cuda_graph = false);
 
 }  // namespace graphworld

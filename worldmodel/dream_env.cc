@@ -1,6 +1,8 @@
 #include "worldmodel/dream_env.h"
 
 #include <algorithm>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "common/error.h"
@@ -61,7 +63,13 @@ DreamEnv::DreamEnv(const WorldModel& model, const torch::Tensor& starts, DreamOp
   torch::NoGradGuard no_grad;
   // The dream runs where the model is (WorldModel::Impl::to_device).
   device_ = model_->device();
-  generator_ = seeded_generator(device_, options.seed);
+  if (options.default_generator) {
+    generator_ = at::globalContext().defaultGenerator(device_);
+    std::lock_guard<std::mutex> lock(generator_.mutex());
+    generator_.set_current_seed(options.seed);
+  } else {
+    generator_ = seeded_generator(device_, options.seed);
+  }
   const torch::TensorOptions on(device_);
   const torch::Tensor x = starts.to(device_, torch::kFloat);
   start_z_ = model_->encoder->encode(x);
@@ -84,6 +92,33 @@ DreamEnv::DreamEnv(const WorldModel& model, const torch::Tensor& starts, DreamOp
   returns_ = torch::zeros({b}, on);
   start_ = torch::zeros({b}, on.dtype(torch::kInt64));
   restart(torch::ones({b}, on.dtype(torch::kBool)));
+}
+
+std::vector<torch::Tensor> DreamEnv::state() const {
+  return {z_,     mask_,   locations_, counts_,      applied_,     h_,           c_,
+          steps_, returns_, start_,    next_start_, refused_row_, refused_action_};
+}
+
+void DreamEnv::set_state(const std::vector<torch::Tensor>& state) {
+  const std::vector<torch::Tensor> now = this->state();
+  if (state.size() != now.size()) throw UsageError("DreamEnv::set_state: " + std::to_string(now.size()) + " tensors, as state() gives them");
+  for (size_t i = 0; i < now.size(); ++i)
+    if (!state[i].defined() || state[i].sizes() != now[i].sizes() || state[i].scalar_type() != now[i].scalar_type() ||
+        state[i].device() != now[i].device())
+      throw UsageError("DreamEnv::set_state: tensor " + std::to_string(i) + " differs from state()'s in shape, type or device");
+  z_ = state[0];
+  mask_ = state[1];
+  locations_ = state[2];
+  counts_ = state[3];
+  applied_ = state[4];
+  h_ = state[5];
+  c_ = state[6];
+  steps_ = state[7];
+  returns_ = state[8];
+  start_ = state[9];
+  next_start_ = state[10];
+  refused_row_ = state[11];
+  refused_action_ = state[12];
 }
 
 void DreamEnv::restart(const torch::Tensor& rows) {

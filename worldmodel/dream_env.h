@@ -46,6 +46,12 @@ struct DreamOptions {
   // the step goes on with the action clamped into the vocabulary, and
   // check_actions() throws it.
   bool check_each_step = true;
+  // Draw z_{t+1} from the device's default generator, seeded here with
+  // `seed` (which reseeds it for the whole process), instead of a copy of
+  // it: a step captured in a CUDA graph may draw only from generators the
+  // graph advances between replays, and every LibTorch version's graphs
+  // advance the default one (dream_step_graph.h).
+  bool default_generator = false;
 };
 
 struct DreamStepResult {
@@ -82,6 +88,16 @@ class DreamEnv {
   void check_actions();
   int64_t batch() const { return options_.batch; }
   const torch::Device& device() const { return device_; }
+  const DreamOptions& options() const { return options_; }
+
+  // Every tensor a step reads and replaces or changes in place: the rows'
+  // episodes, the LSTM state, the round-robin and refusal bookkeeping.
+  // set_state() puts tensors of the same shapes back (shallow: the dream
+  // then works on them). A CUDA graph keeps its step's inputs where they
+  // were at capture and copies each step's new state into them
+  // (dream_step_graph.h).
+  std::vector<torch::Tensor> state() const;
+  void set_state(const std::vector<torch::Tensor>& state);
 
  private:
   void restart(const torch::Tensor& rows);  // bool [B]

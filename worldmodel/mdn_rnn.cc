@@ -70,8 +70,14 @@ MdnRnnOutput MdnRnnImpl::forward(const torch::Tensor& z, const torch::Tensor& ac
   } else {
     torch::optional<std::tuple<torch::Tensor, torch::Tensor>> own, other;
     if (state) {
-      own = std::make_tuple(std::get<0>(*state).narrow(-1, 0, w), std::get<1>(*state).narrow(-1, 0, w));
-      other = std::make_tuple(std::get<0>(*state).narrow(-1, w, w), std::get<1>(*state).narrow(-1, w, w));
+      // Contiguous copies: cuDNN's LSTM refuses a strided h or c (a
+      // column slice of B > 1 rows); on the CPU they cost little.
+      auto part = [&](int64_t at) {
+        return std::make_tuple(std::get<0>(*state).narrow(-1, at, w).contiguous(),
+                               std::get<1>(*state).narrow(-1, at, w).contiguous());
+      };
+      own = part(0);
+      other = part(w);
     }
     auto [a_out, a_state] = lstm_->forward(controller_input(z, actions), own);
     auto [b_out, b_state] = bookkeeping_lstm_->forward(torch::cat({z, actions}, -1), other);

@@ -81,6 +81,20 @@ TEST(WorldModelCli, TrainsFromARunsStoreAndEvaluatesOnIt) {
       << out;
   EXPECT_EQ(run_command(graphworld_binary() + " worldmodel bench " + model + " --device tpu", &out), 2) << out;
   EXPECT_NE(out.find("--device must be cpu, cuda or cuda:N"), std::string::npos) << out;
+  // A step captured in a CUDA graph: on a GPU with a CUDA LibTorch, the
+  // same figures; without one, a clear refusal saying what it needs.
+  const int graph_rc = run_command(
+      graphworld_binary() + " worldmodel bench " + model + " --seconds 0.2 --batches 64 --device cuda --cuda-graph --json",
+      &out);
+  if (graph_rc == 0) {
+    EXPECT_GT(number_after(out, "steps_per_s"), 0) << out;
+    EXPECT_NE(out.find("\"cuda_graph\":true"), std::string::npos) << out;
+  } else {
+    EXPECT_EQ(graph_rc, 2) << out;
+    EXPECT_TRUE(out.find("needs a LibTorch built with CUDA") != std::string::npos ||
+                out.find("add --device cuda") != std::string::npos)
+        << out;
+  }
 
   // Training on cuda likewise; either way the file written is the CPU's.
   const std::string on_device = dir + "/on-device.gwworld";

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,7 +15,9 @@
 #include "common/error.h"
 #include "learner/torch_bytes.h"
 #include "worldmodel/batch_parts.h"
+#include "worldmodel/controller.h"
 #include "worldmodel/dream_env.h"
+#include "worldmodel/dream_step_graph.h"
 #include "worldmodel/dream_trainer.h"
 #include "worldmodel/mdn_rnn.h"
 #include "worldmodel/world_model.h"
@@ -550,6 +553,113 @@ TEST(WorldModelTargets, ARewriteIsChargedWhatItFallsShortOfTheStepCost) {
   EXPECT_TRUE(torch::allclose(got, want, 0.0, 1e-7)) << got;
   // Without a step cost nothing changes.
   EXPECT_TRUE(torch::equal(controller_rewards(predicted, action, 2, 0.0), predicted));
+}
+
+// A dream with every row's state from its starts, on `device`: the model
+// untrained (seeded weights), which is all a step's arithmetic needs.
+struct StartedDream {
+  std::vector<WorldEpisode> data = episodes();
+  WorldModel model = model_of(data, true);
+  explicit StartedDream(const torch::Device& device = torch::kCPU) {
+    std::vector<const WorldEpisode*> all;
+    for (const WorldEpisode& e : data) all.push_back(&e);
+    model.impl().set_starts(all);
+    model.impl().to_device(device);
+  }
+  DreamOptions options(bool default_generator = false) const {
+    DreamOptions o;
+    o.batch = 6;
+    o.max_steps = kMaxSteps;
+    o.check_each_step = false;
+    o.default_generator = default_generator;
+    return o;
+  }
+};
+
+// state() names every tensor a step moves; set_state() puts them back, and
+// refuses tensors that do not fit.
+TEST(DreamState, SetStatePutsBackWhatStateGaveAndRefusesWhatDoesNotFit) {
+  StartedDream d;
+  DreamEnv dream(d.model, d.model.impl().starts, d.options());
+  const std::vector<torch::Tensor> before = dream.state();
+  std::vector<torch::Tensor> saved;
+  for (const torch::Tensor& t : before) saved.push_back(t.clone());
+  dream.step(torch::zeros({6}, torch::kInt64));  // rule 2 where allowed
+  EXPECT_FALSE(dream.state()[0].is_same(before[0])) << "a step replaces z";
+  EXPECT_FALSE(dream.state()[5].is_same(before[5])) << "and the LSTM state";
+  dream.set_state(saved);
+  EXPECT_TRUE(dream.z().is_same(saved[0]));
+  const std::vector<torch::Tensor> now = dream.state();
+  for (size_t i = 0; i < saved.size(); ++i) EXPECT_TRUE(now[i].is_same(saved[i])) << "tensor " << i;
+  std::vector<torch::Tensor> short_by_one(saved.begin(), saved.end() - 1);
+  EXPECT_THROW(dream.set_state(short_by_one), UsageError);
+  std::vector<torch::Tensor> wrong = saved;
+  wrong[0] = torch::zeros({5, saved[0].size(1)});  // a row short
+  EXPECT_THROW(dream.set_state(wrong), UsageError);
+  wrong = saved;
+  wrong[7] = saved[7].to(torch::kInt32);
+  EXPECT_THROW(dream.set_state(wrong), UsageError);
+}
+
+// A CUDA graph needs a GPU (and a LibTorch with CUDA): on the CPU the
+// capture is refused with a UsageError before anything is run.
+TEST(DreamStepGraphTest, ADreamOnTheCpuIsRefused) {
+  StartedDream d;
+  DreamEnv dream(d.model, d.model.impl().starts, d.options());
+  int steps = 0;
+  EXPECT_THROW(DreamStepGraph(dream, [&] {
+                 ++steps;
+                 return dream.step(torch::zeros({6}, torch::kInt64));
+               }),
+               UsageError);
+  EXPECT_EQ(steps, 0);
+}
+
+// Replays take the eager steps' path to the bit: the same dream state and
+// the same default-generator seed give the same rewards, ends, returns and
+// next z, step after step, restarts included, and an eager step between
+// replays is taken up by the next one. Runs only where a GPU and a
+// LibTorch with CUDA are (tests/bench/gpu_learner_rows builds one).
+TEST(DreamStepGraphTest, ReplaysTakeTheEagerStepsToTheBit) {
+  if (!DreamStepGraph::available() || !torch::cuda::is_available())
+    GTEST_SKIP() << "needs a GPU and a LibTorch built with CUDA";
+  const torch::Device gpu("cuda:0");
+  StartedDream d(gpu);
+  torch::InferenceMode inference;
+  DreamEnv eager(d.model, d.model.impl().starts, d.options(true));
+  DreamEnv captured(d.model, d.model.impl().starts, d.options(true));
+  DreamController controller = make_controller(d.model, 0);
+  controller->to(gpu);
+  torch::Generator generator = at::globalContext().defaultGenerator(gpu);
+  auto step_of = [&](DreamEnv& dream) {
+    return dream.step(sample_actions(controller->forward(dream.z(), dream.hidden(), dream.mask()), generator));
+  };
+  DreamStepGraph graph(captured, [&] { return step_of(captured); });
+  // Both from the eager dream's first state (the warm-up moved the other).
+  const std::vector<torch::Tensor> from = eager.state();
+  const std::vector<torch::Tensor> into = captured.state();
+  for (size_t i = 0; i < from.size(); ++i) into[i].copy_(from[i]);
+  auto reseed = [&] {
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_current_seed(1234);
+  };
+  constexpr int kSteps = 12;  // past the 4-step horizon: every row restarts
+  std::vector<std::vector<torch::Tensor>> want;
+  reseed();
+  for (int i = 0; i < kSteps; ++i) {
+    const DreamStepResult r = step_of(eager);
+    want.push_back({r.reward.clone(), r.done.clone(), r.episode_return.clone(), eager.z().clone()});
+  }
+  reseed();
+  for (int i = 0; i < kSteps; ++i) {
+    // Step 5 eagerly on the captured dream: the next replay goes on from it.
+    const DreamStepResult r = i == 5 ? step_of(captured) : graph.replay();
+    const std::vector<torch::Tensor> got{r.reward, r.done, r.episode_return, captured.z()};
+    for (size_t k = 0; k < got.size(); ++k)
+      EXPECT_TRUE(torch::equal(got[k].cpu(), want[static_cast<size_t>(i)][k].cpu())) << "step " << i << ", field " << k;
+  }
+  EXPECT_NO_THROW(eager.check_actions());
+  EXPECT_NO_THROW(captured.check_actions());
 }
 
 }  // namespace
