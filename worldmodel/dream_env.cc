@@ -94,31 +94,29 @@ DreamEnv::DreamEnv(const WorldModel& model, const torch::Tensor& starts, DreamOp
   restart(torch::ones({b}, on.dtype(torch::kBool)));
 }
 
-std::vector<torch::Tensor> DreamEnv::state() const {
-  return {z_,     mask_,   locations_, counts_,      applied_,     h_,           c_,
-          steps_, returns_, start_,    next_start_, refused_row_, refused_action_};
+std::vector<torch::Tensor*> DreamEnv::state_members() {
+  return {&z_,     &mask_,    &locations_, &counts_,     &applied_,     &h_, &c_,
+          &steps_, &returns_, &start_,     &next_start_, &refused_row_, &refused_action_};
+}
+
+std::vector<torch::Tensor> DreamEnv::state() {
+  std::vector<torch::Tensor> out;
+  for (const torch::Tensor* member : state_members()) out.push_back(*member);
+  return out;
 }
 
 void DreamEnv::set_state(const std::vector<torch::Tensor>& state) {
-  const std::vector<torch::Tensor> now = this->state();
-  if (state.size() != now.size()) throw UsageError("DreamEnv::set_state: " + std::to_string(now.size()) + " tensors, as state() gives them");
-  for (size_t i = 0; i < now.size(); ++i)
-    if (!state[i].defined() || state[i].sizes() != now[i].sizes() || state[i].scalar_type() != now[i].scalar_type() ||
-        state[i].device() != now[i].device())
-      throw UsageError("DreamEnv::set_state: tensor " + std::to_string(i) + " differs from state()'s in shape, type or device");
-  z_ = state[0];
-  mask_ = state[1];
-  locations_ = state[2];
-  counts_ = state[3];
-  applied_ = state[4];
-  h_ = state[5];
-  c_ = state[6];
-  steps_ = state[7];
-  returns_ = state[8];
-  start_ = state[9];
-  next_start_ = state[10];
-  refused_row_ = state[11];
-  refused_action_ = state[12];
+  const std::vector<torch::Tensor*> members = state_members();
+  if (state.size() != members.size())
+    throw UsageError("DreamEnv::set_state: " + std::to_string(members.size()) + " tensors, as state() gives them");
+  for (size_t i = 0; i < members.size(); ++i) {
+    const torch::Tensor& now = *members[i];
+    if (!state[i].defined() || state[i].sizes() != now.sizes() || state[i].scalar_type() != now.scalar_type() ||
+        state[i].device() != now.device())
+      throw UsageError("DreamEnv::set_state: tensor " + std::to_string(i) +
+                       " differs from state()'s in shape, type or device");
+  }
+  for (size_t i = 0; i < members.size(); ++i) *members[i] = state[i];
 }
 
 void DreamEnv::restart(const torch::Tensor& rows) {

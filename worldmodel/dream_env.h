@@ -96,11 +96,13 @@ class DreamEnv {
   // then works on them). A CUDA graph keeps its step's inputs where they
   // were at capture and copies each step's new state into them
   // (dream_step_graph.h).
-  std::vector<torch::Tensor> state() const;
+  // Not const: the tensors are the dream's own (copy_ into them moves it).
+  std::vector<torch::Tensor> state();
   void set_state(const std::vector<torch::Tensor>& state);
 
  private:
   void restart(const torch::Tensor& rows);  // bool [B]
+  std::vector<torch::Tensor*> state_members();  // what state() lists, in its order
   // Records the first refused action of `a` [B] (-1 when none) on the device.
   void note_refused(const torch::Tensor& a);
 
