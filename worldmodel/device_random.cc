@@ -18,6 +18,13 @@ torch::Generator seeded_generator(const torch::Device& device, uint64_t seed) {
   return generator;
 }
 
+torch::Generator seeded_default_generator(const torch::Device& device, uint64_t seed) {
+  torch::Generator generator = at::globalContext().defaultGenerator(device);
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  generator.set_current_seed(seed);
+  return generator;
+}
+
 torch::Tensor sample_categorical(const torch::Tensor& probabilities, torch::Generator& generator) {
   const int64_t k = probabilities.size(1);
   const torch::Tensor cdf = probabilities.cumsum(1);  // [B, K], non-decreasing

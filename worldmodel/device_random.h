@@ -21,6 +21,10 @@ namespace graphworld {
 // device's default generator (which it copies the kind of, not the state).
 torch::Generator seeded_generator(const torch::Device& device, uint64_t seed);
 
+// The device's default generator itself, reseeded with `seed` (for the whole
+// process): the one a CUDA graph advances between replays (dream_step_graph.h).
+torch::Generator seeded_default_generator(const torch::Device& device, uint64_t seed);
+
 // One index per row of `probabilities` [B, K] (non-negative, each row with
 // a positive entry; rows need not sum to 1), drawn by inverse CDF from one
 // uniform per row: [B] int64, on the same device. An entry of probability

@@ -53,7 +53,6 @@ DreamThroughput measure_dream_throughput(WorldModel& model, int64_t batch, doubl
   dream.check_actions();  // reads from the device: the warm-up has finished there
   DreamThroughput result;
   result.batch = batch;
-  result.cuda_graph = cuda_graph;
   const auto start = std::chrono::steady_clock::now();
   int64_t batched = 0;
   do {

@@ -12,7 +12,6 @@ namespace graphworld {
 
 struct DreamThroughput {
   int64_t batch = 0;
-  bool cuda_graph = false;  // steps replayed from a CUDA graph
   int64_t steps = 0;  // dream steps timed (batch x batched steps)
   double seconds = 0;
   double steps_per_s = 0;

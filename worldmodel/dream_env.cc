@@ -1,7 +1,6 @@
 #include "worldmodel/dream_env.h"
 
 #include <algorithm>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -63,13 +62,8 @@ DreamEnv::DreamEnv(const WorldModel& model, const torch::Tensor& starts, DreamOp
   torch::NoGradGuard no_grad;
   // The dream runs where the model is (WorldModel::Impl::to_device).
   device_ = model_->device();
-  if (options.default_generator) {
-    generator_ = at::globalContext().defaultGenerator(device_);
-    std::lock_guard<std::mutex> lock(generator_.mutex());
-    generator_.set_current_seed(options.seed);
-  } else {
-    generator_ = seeded_generator(device_, options.seed);
-  }
+  generator_ = options.default_generator ? seeded_default_generator(device_, options.seed)
+                                         : seeded_generator(device_, options.seed);
   const torch::TensorOptions on(device_);
   const torch::Tensor x = starts.to(device_, torch::kFloat);
   start_z_ = model_->encoder->encode(x);

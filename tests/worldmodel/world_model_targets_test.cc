@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "learner/torch_bytes.h"
 #include "worldmodel/batch_parts.h"
 #include "worldmodel/controller.h"
+#include "worldmodel/device_random.h"
 #include "worldmodel/dream_env.h"
 #include "worldmodel/dream_step_graph.h"
 #include "worldmodel/dream_trainer.h"
@@ -639,10 +639,7 @@ TEST(DreamStepGraphTest, ReplaysTakeTheEagerStepsToTheBit) {
   const std::vector<torch::Tensor> from = eager.state();
   const std::vector<torch::Tensor> into = captured.state();
   for (size_t i = 0; i < from.size(); ++i) into[i].copy_(from[i]);
-  auto reseed = [&] {
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    generator.set_current_seed(1234);
-  };
+  auto reseed = [&] { seeded_default_generator(gpu, 1234); };
   constexpr int kSteps = 12;  // past the 4-step horizon: every row restarts
   std::vector<std::vector<torch::Tensor>> want;
   reseed();
