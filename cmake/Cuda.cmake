@@ -39,3 +39,17 @@ if(GRAPHWORLD_CUDA STREQUAL "ON" AND NOT GRAPHWORLD_HAVE_CUDA)
   message(FATAL_ERROR "GRAPHWORLD_CUDA=ON but CUDA with cuDNN and NCCL was not found; install the toolkit under /usr/local/cuda or use GRAPHWORLD_CUDA=AUTO")
 endif()
 message(STATUS "graphworld: CUDA code paths ${GRAPHWORLD_HAVE_CUDA}")
+
+# graphworld_cuda_compile_check(TARGET SOURCE...): where a CUDA toolkit
+# exists but LibTorch has no CUDA (Debian's), compiles SOURCEs against
+# LibTorch's CUDA headers without linking them anywhere, so that CI checks
+# code that only a GPU build runs.
+function(graphworld_cuda_compile_check target)
+  add_library(${target} OBJECT ${ARGN})
+  target_include_directories(${target} SYSTEM PRIVATE ${TORCH_INCLUDE_DIRS} ${CUDAToolkit_INCLUDE_DIRS})
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR})
+  # Debian's LibTorch ships c10's CUDA headers without the macros file its
+  # CUDA build generates beside them; nothing here is exported from a DLL.
+  target_compile_definitions(${target} PRIVATE C10_USING_CUSTOM_GENERATED_MACROS)
+  graphworld_warnings(${target})
+endfunction()

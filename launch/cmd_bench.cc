@@ -105,6 +105,7 @@ Subcommand bench_command() {
             {"--workers", "", "W", "policy: threads sharing each PPO minibatch (default: one per thread; 1 on a GPU)"},
             {"--device", "", "D", "policy: cpu or cuda[:N] (default cpu)"},
             {"--no-reference", "", "", "policy: skip timing the previous learner"},
+            {"--cuda-graph", "", "", "policy: replay each PPO step from a CUDA graph (with --device cuda)"},
             {"--cache-dir", "", "DIR", "fidelity: measured-cost cache directory (default: the user cache)"},
             {"--onnx-dir", "", "DIR", "fidelity: also every .onnx file in DIR (e.g. torchvision exports)"},
             {"--models", "", "LIST", "fidelity: comma-separated zoo models (default: all)"},

@@ -15,6 +15,7 @@
 #include "launch/bench_commands.h"
 #include "launch/pipeline/model_source.h"
 #include "learner/compute_device.h"
+#include "learner/cuda_graph_work.h"
 #include "learner/gemm_rate.h"
 #include "learner/policy_benchmark.h"
 
@@ -59,6 +60,12 @@ int run_bench_policy(const CliArgs& args) {
   if (!device.note.empty()) std::fprintf(stderr, "bench policy: %s\n", device.note.c_str());
   options.device = device.device;
   options.reference = !args.flag("--no-reference");
+  options.cuda_graphs = args.flag("--cuda-graph");
+  if (options.cuda_graphs && !CudaGraphWork::available())
+    throw UsageError("--cuda-graph: " + CudaGraphWork::unavailable_reason());
+  if (options.cuda_graphs && options.device.rfind("cuda", 0) != 0)
+    throw UsageError("--cuda-graph replays PPO steps on a GPU, and this run is on " + options.device +
+                     "; add --device cuda");
   const int threads = options.train_threads > 0 ? options.train_threads
                                                 : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const double gemm_gflops = measure_gemm_gflops(options.device, threads);
@@ -67,11 +74,11 @@ int run_bench_policy(const CliArgs& args) {
   if (json) {
     out.begin_object().key("hidden").value(options.network.hidden).key("rounds").value(options.network.message_rounds)
         .key("minibatch").value(options.minibatch).key("device").value(options.device).key("threads").value(threads)
-        .key("gemm_gflops").value(gemm_gflops).key("models").begin_array();
+        .key("gemm_gflops").value(gemm_gflops).key("cuda_graph").value(options.cuda_graphs).key("models").begin_array();
   } else {
-    std::printf("policy network: hidden %d, %d message rounds, %zu rules; PPO minibatch %d on %s\n",
+    std::printf("policy network: hidden %d, %d message rounds, %zu rules; PPO minibatch %d on %s%s\n",
                 options.network.hidden, options.network.message_rounds, library.rules.size(), options.minibatch,
-                options.device.c_str());
+                options.device.c_str(), options.cuda_graphs ? ", steps replayed from a CUDA graph" : "");
     std::printf("%-10s %6s %7s %9s %9s %10s %8s %9s %10s %8s %8s %8s\n", "model", "nodes", "params", "infer ms",
                 "p90 ms", "batch ms/o", "workers", "step ms", "samples/s", "before", "speedup", "GFLOP/s");
   }

@@ -10,6 +10,7 @@
 #include "learner/compute_threads.h"
 #include "learner/flat_adam.h"
 #include "learner/flat_parameters.h"
+#include "learner/padded_ppo_gradients.h"
 #include "learner/policy_module.h"
 #include "learner/ppo_epochs.h"
 #include "common/worker_threads.h"
@@ -44,8 +45,8 @@ double ppo_step_flops(const ObservationBatch& batch, int64_t candidates, const P
 class PpoStepper {
  public:
   PpoStepper(PolicyNetwork& network, const std::vector<const Observation*>& batch, const std::vector<Action>& actions,
-             const PpoSamples& samples, int32_t workers, bool previous)
-      : samples_(samples), threads_(workers) {
+             const PpoSamples& samples, int32_t workers, bool previous, bool cuda_graphs = false)
+      : batch_(batch), actions_(actions), samples_(samples), threads_(workers) {
     PolicyModule& module = network.impl().module;
     for (int32_t w = 1; w < workers; ++w) {
       copies_.push_back(seeded_module(network.config()));
@@ -74,11 +75,17 @@ class PpoStepper {
     for (size_t k = 0; k < batch.size(); ++k) all_.push_back(static_cast<int64_t>(k));
     adam_ = std::make_unique<torch::optim::Adam>(parameters_, torch::optim::AdamOptions(3e-4));
     if (!flat_.empty()) flat_adam_ = std::make_unique<FlatAdam>(*adam_, *flat_[0]);
+    if (cuda_graphs)
+      padded_ = std::make_unique<PaddedPpoGradients>(module, *flat_[0], static_cast<int64_t>(batch.size()), true);
   }
 
   void step() {
     if (flat_.empty()) adam_->zero_grad();
-    minibatch_gradients(replicas_, samples_, all_, 1.0, PpoCoefficients{});
+    if (padded_)
+      padded_->gradients([this](int64_t i) { return std::make_pair(batch_[static_cast<size_t>(i)], actions_[static_cast<size_t>(i)]); },
+                         samples_, all_, 1.0, PpoCoefficients{});
+    else
+      minibatch_gradients(replicas_, samples_, all_, 1.0, PpoCoefficients{});
     if (flat_.empty()) {
       torch::nn::utils::clip_grad_norm_(parameters_, 0.5);
       adam_->step();
@@ -89,6 +96,8 @@ class PpoStepper {
   }
 
  private:
+  const std::vector<const Observation*>& batch_;
+  const std::vector<Action>& actions_;
   const PpoSamples& samples_;
   std::vector<PolicyModule> copies_;
   WorkerThreads threads_;
@@ -98,6 +107,7 @@ class PpoStepper {
   std::vector<int64_t> all_;
   std::unique_ptr<torch::optim::Adam> adam_;
   std::unique_ptr<FlatAdam> flat_adam_;
+  std::unique_ptr<PaddedPpoGradients> padded_;
 };
 
 }  // namespace
@@ -144,13 +154,13 @@ PolicyBenchmarkResult benchmark_policy(const std::vector<Observation>& observati
     samples.advantages.push_back(normal(rng));
     samples.returns.push_back(normal(rng));
   }
-  r.workers = options.workers > 0 ? options.workers : on_gpu ? 1 : cores;
+  r.workers = options.cuda_graphs ? 1 : options.workers > 0 ? options.workers : on_gpu ? 1 : cores;
   // The two learners take turns in blocks of steps, each on a network of
   // its own from the same initial parameters, so a slower or faster spell
   // of a shared machine falls on both alike. A block's first step is not
   // timed: it wakes that learner's threads after the other's turn.
   const int32_t worker_threads = on_gpu ? cores : std::max(1, cores / r.workers);
-  PpoStepper now(net, batch, actions, samples, r.workers, /*previous=*/false);
+  PpoStepper now(net, batch, actions, samples, r.workers, /*previous=*/false, options.cuda_graphs);
   std::unique_ptr<PolicyNetwork> before_net;
   std::unique_ptr<PpoStepper> before;
   if (options.reference) {

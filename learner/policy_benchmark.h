@@ -27,6 +27,7 @@ struct PolicyBenchmarkOptions {
   int32_t workers = 0;        // PPO workers; 0 = train_threads on a CPU, 1 on a GPU
   std::string device = "cpu";
   bool reference = true;      // also time the previous learner
+  bool cuda_graphs = false;   // replay each PPO step's forward and backward pass from a CUDA graph (GPU only)
   uint64_t seed = 0;
 };
 

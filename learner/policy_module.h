@@ -53,6 +53,13 @@ struct PolicyModuleImpl : torch::nn::Module {
   // [C] log-probabilities of each candidate location within its observation.
   torch::Tensor location_log_probs(const Encoded& e, const LocationCandidates& c, const std::vector<int32_t>& xfers,
                                    int64_t num_graphs);
+  // The same from tensors on the module's device: candidate k belongs to
+  // graph candidate_graph[k] and is the mean of the node rows member_node[j]
+  // with member_candidate[j] == k; xfer_rows [B, H] is the embedding of each
+  // graph's chosen xfer.
+  torch::Tensor candidate_log_probs(const Encoded& e, const torch::Tensor& xfer_rows, const torch::Tensor& member_node,
+                                    const torch::Tensor& member_candidate, const torch::Tensor& candidate_graph,
+                                    int64_t num_candidates, int64_t num_graphs);
   torch::Tensor values(const Encoded& e);  // [B]
 
   GraphEncoder encoder{nullptr};
@@ -73,6 +80,22 @@ struct ActionEvaluation {
 };
 ActionEvaluation evaluate_actions(PolicyModule& module, const std::vector<const Observation*>& observations,
                                   const std::vector<Action>& actions);
+
+// Actions as tensors on the module's device, for evaluate_action_tensors.
+struct ActionTensors {
+  torch::Tensor xfer;  // [B] int64, the chosen xfer per graph (NO-OP = N)
+  // The candidate locations of the chosen xfers (observation_batch.h's
+  // LocationCandidates) and, per candidate, 1 where it is the taken one.
+  torch::Tensor member_node, member_candidate, candidate_graph;  // int64
+  torch::Tensor taken;                                           // [C] float
+  int64_t num_candidates = 0;
+};
+// evaluate_actions after its host work: on encoded graphs and their actions,
+// with nothing read back to the host (a step that a CUDA graph can capture).
+// `xfer_rows` [B, H] is each graph's chosen xfer's embedding, computed by
+// the caller from the module's xfer_embedding (unused without candidates).
+ActionEvaluation evaluate_action_tensors(PolicyModule& module, const Encoded& encoded, const BatchTensors& tensors,
+                                         const ActionTensors& actions, const torch::Tensor& xfer_rows);
 
 struct PolicyNetwork::Impl {
   PolicyNetworkConfig config;

@@ -50,20 +50,28 @@ int64_t argmax_index(const float* probs, int64_t n) { return std::max_element(pr
 
 torch::Tensor segment_log_softmax(const torch::Tensor& logits, const torch::Tensor& index, int64_t segments) {
   // Subtract each segment's max before exponentiating, for stability. The
-  // max is a constant for the gradient; computed here on the host (ATen's
-  // scatter_reduce is still beta in this LibTorch and warns on every call).
-  // On the host: a GPU's logits come over for this (one small copy).
-  const torch::Tensor values = logits.detach().to(torch::kCPU).contiguous();
-  const torch::Tensor ids = index.to(torch::kCPU).contiguous();
-  TORCH_CHECK(values.scalar_type() == torch::kFloat32 && values.device().is_cpu(), "segment_log_softmax: CPU float");
-  std::vector<float> max(static_cast<size_t>(segments), -std::numeric_limits<float>::infinity());
-  const float* v = values.data_ptr<float>();
-  const int64_t* id = ids.data_ptr<int64_t>();
-  for (int64_t k = 0; k < values.size(0); ++k) {
-    TORCH_CHECK(id[k] >= 0 && id[k] < segments, "segment_log_softmax: segment id out of range");
-    max[static_cast<size_t>(id[k])] = std::max(max[static_cast<size_t>(id[k])], v[k]);
+  // max is a constant for the gradient.
+  torch::Tensor segment_max;
+  if (logits.device().is_cpu()) {
+    // On the host with a plain loop: ATen's scatter_reduce is still beta in
+    // this LibTorch and warns on every call.
+    const torch::Tensor values = logits.detach().contiguous();
+    const torch::Tensor ids = index.to(torch::kCPU).contiguous();
+    TORCH_CHECK(values.scalar_type() == torch::kFloat32, "segment_log_softmax: float logits");
+    std::vector<float> max(static_cast<size_t>(segments), -std::numeric_limits<float>::infinity());
+    const float* v = values.data_ptr<float>();
+    const int64_t* id = ids.data_ptr<int64_t>();
+    for (int64_t k = 0; k < values.size(0); ++k) {
+      TORCH_CHECK(id[k] >= 0 && id[k] < segments, "segment_log_softmax: segment id out of range");
+      max[static_cast<size_t>(id[k])] = std::max(max[static_cast<size_t>(id[k])], v[k]);
+    }
+    segment_max = torch::from_blob(max.data(), {segments}).clone();
+  } else {
+    // On the device, with nothing read back: a GPU step stays free of host
+    // waits, and can be captured in a CUDA graph.
+    segment_max = torch::full({segments}, -std::numeric_limits<float>::infinity(), logits.options())
+                      .scatter_reduce(0, index, logits.detach(), "amax", /*include_self=*/true);
   }
-  const torch::Tensor segment_max = torch::from_blob(max.data(), {segments}).clone().to(logits.device());
   torch::Tensor shifted = logits - gather_rows(segment_max, index);
   torch::Tensor sums = segment_sum(shifted.exp(), index, segments);
   return shifted - gather_rows(sums.log(), index);
@@ -243,18 +251,25 @@ torch::Tensor PolicyModuleImpl::location_log_probs(const Encoded& e, const Locat
                                                    const std::vector<int32_t>& xfers, int64_t num_graphs) {
   const torch::Device device = e.nodes.device();
   if (c.num_candidates == 0) return torch::zeros({0}, torch::TensorOptions(device));
-  torch::Tensor member_node = int64_tensor(c.member_node).to(device);
-  torch::Tensor member_candidate = int64_tensor(c.member_candidate).to(device);
-  torch::Tensor candidate_graph = int64_tensor(c.candidate_graph).to(device);
-  torch::Tensor members = segment_sum(torch::ones({member_node.size(0), 1}, torch::TensorOptions(device)),
-                                      member_candidate, c.num_candidates);
-  torch::Tensor candidates =
-      segment_sum(gather_rows(e.nodes, member_node), member_candidate, c.num_candidates) / members.clamp_min(1);
   std::vector<int64_t> xfer_ids(xfers.begin(), xfers.end());
-  torch::Tensor xfer_of_graph = xfer_embedding->forward(int64_tensor(xfer_ids).to(device));  // [B, H]
+  return candidate_log_probs(e, xfer_embedding->forward(int64_tensor(xfer_ids).to(device)),
+                             int64_tensor(c.member_node).to(device), int64_tensor(c.member_candidate).to(device),
+                             int64_tensor(c.candidate_graph).to(device), c.num_candidates, num_graphs);
+}
+
+torch::Tensor PolicyModuleImpl::candidate_log_probs(const Encoded& e, const torch::Tensor& xfer_rows,
+                                                    const torch::Tensor& member_node,
+                                                    const torch::Tensor& member_candidate,
+                                                    const torch::Tensor& candidate_graph, int64_t num_candidates,
+                                                    int64_t num_graphs) {
+  const torch::Device device = e.nodes.device();
+  torch::Tensor members = segment_sum(torch::ones({member_node.size(0), 1}, torch::TensorOptions(device)),
+                                      member_candidate, num_candidates);
+  torch::Tensor candidates =
+      segment_sum(gather_rows(e.nodes, member_node), member_candidate, num_candidates) / members.clamp_min(1);
   torch::Tensor scores =
       location_head
-          ->forward(torch::cat({candidates, gather_rows(xfer_of_graph, candidate_graph),
+          ->forward(torch::cat({candidates, gather_rows(xfer_rows, candidate_graph),
                                 gather_rows(e.graphs, candidate_graph)},
                                1))
           .squeeze(1);
@@ -276,31 +291,44 @@ ActionEvaluation evaluate_actions(PolicyModule& m, const std::vector<const Obser
   const ObservationBatch batch = batch_observations(observations);
   const torch::Device device = module_device(m);
   const BatchTensors t = to_tensors(batch, device);
-  const Encoded e = m->encode(t);
-  const int64_t graphs = batch.num_graphs;
   std::vector<int32_t> xfers;
   std::vector<int64_t> xfer_index;
   for (const Action& a : actions) {
     xfers.push_back(a.xfer);
     xfer_index.push_back(a.xfer);
   }
+  const LocationCandidates c = location_candidates(observations, batch, xfers);
+  ActionTensors a;
+  a.xfer = int64_tensor(xfer_index).to(device);
+  a.num_candidates = c.num_candidates;
+  if (c.num_candidates > 0) {
+    std::vector<float> taken(static_cast<size_t>(c.num_candidates));
+    for (int64_t k = 0; k < c.num_candidates; ++k)
+      taken[k] = c.candidate_location[k] == actions[c.candidate_graph[k]].location ? 1.0f : 0.0f;
+    a.taken = torch::from_blob(taken.data(), {c.num_candidates}).clone().to(device);
+    a.member_node = int64_tensor(c.member_node).to(device);
+    a.member_candidate = int64_tensor(c.member_candidate).to(device);
+    a.candidate_graph = int64_tensor(c.candidate_graph).to(device);
+  }
+  const Encoded e = m->encode(t);
+  return evaluate_action_tensors(m, e, t, a, c.num_candidates > 0 ? m->xfer_embedding->forward(a.xfer) : torch::Tensor());
+}
+
+ActionEvaluation evaluate_action_tensors(PolicyModule& m, const Encoded& e, const BatchTensors& t,
+                                         const ActionTensors& a, const torch::Tensor& xfer_rows) {
+  const int64_t graphs = t.num_graphs;
   const torch::Tensor xfer_lp = m->xfer_log_probs(e, t);
-  torch::Tensor log_prob = xfer_lp.gather(1, int64_tensor(xfer_index).to(device).unsqueeze(1)).squeeze(1);
+  torch::Tensor log_prob = xfer_lp.gather(1, a.xfer.unsqueeze(1)).squeeze(1);
   // A masked xfer's log-probability is -inf: 0 * -inf would be NaN, in the
   // forward pass and (even behind a where on the product) in the backward
   // one, so the -inf is replaced before the product.
   const torch::Tensor finite_lp = torch::where(t.xfer_mask, xfer_lp, torch::zeros_like(xfer_lp));
   torch::Tensor entropy = -(xfer_lp.exp() * finite_lp).sum(1);
-  const LocationCandidates c = location_candidates(observations, batch, xfers);
-  if (c.num_candidates > 0) {
-    const torch::Tensor loc_lp = m->location_log_probs(e, c, xfers, graphs);
-    const torch::Tensor candidate_graph = int64_tensor(c.candidate_graph).to(device);
-    std::vector<float> taken(static_cast<size_t>(c.num_candidates));
-    for (int64_t k = 0; k < c.num_candidates; ++k)
-      taken[k] = c.candidate_location[k] == actions[c.candidate_graph[k]].location ? 1.0f : 0.0f;
-    const torch::Tensor is_taken = torch::from_blob(taken.data(), {c.num_candidates}).clone().to(device);
-    log_prob = log_prob + segment_sum(loc_lp * is_taken, candidate_graph, graphs);
-    entropy = entropy - segment_sum(loc_lp.exp() * loc_lp, candidate_graph, graphs);
+  if (a.num_candidates > 0) {
+    const torch::Tensor loc_lp = m->candidate_log_probs(e, xfer_rows, a.member_node, a.member_candidate,
+                                                        a.candidate_graph, a.num_candidates, graphs);
+    log_prob = log_prob + segment_sum(loc_lp * a.taken, a.candidate_graph, graphs);
+    entropy = entropy - segment_sum(loc_lp.exp() * loc_lp, a.candidate_graph, graphs);
   }
   return {log_prob, entropy, m->values(e)};
 }

@@ -90,6 +90,19 @@ std::vector<int64_t> part_bounds(const std::vector<int64_t>& indices, int64_t pa
 
 }  // namespace
 
+EvaluateSamples evaluate_rollout_steps(PolicyModule module, const std::vector<const RolloutStep*>& steps) {
+  return [module, &steps](const std::vector<int64_t>& indices) mutable {
+    std::vector<const Observation*> observations;
+    std::vector<Action> actions;
+    for (int64_t i : indices) {
+      observations.push_back(&steps[static_cast<size_t>(i)]->observation);
+      actions.push_back(steps[static_cast<size_t>(i)]->action);
+    }
+    const ActionEvaluation e = evaluate_actions(module, observations, actions);
+    return SampleEvaluation{e.log_prob, e.value, e.entropy};
+  };
+}
+
 PpoLoss minibatch_gradients(const PpoReplicas& replicas, const PpoSamples& samples,
                             const std::vector<int64_t>& indices, double weight,
                             const PpoCoefficients& coefficients) {
@@ -197,9 +210,11 @@ UpdateStats run_ppo_epochs(const PpoOptions& options, PpoSamples samples, const 
       if (flat) replicas.flat[0]->gradients().zero_();
       else optimizer.zero_grad();
       PpoLoss loss;
-      if (!share.empty())
-        loss = minibatch_gradients(replicas, samples, share,
-                                   static_cast<double>(share.size()) / static_cast<double>(size), coefficients);
+      if (!share.empty()) {
+        const double weight = static_cast<double>(share.size()) / static_cast<double>(size);
+        loss = replicas.padded ? replicas.padded(samples, share, weight, coefficients)
+                               : minibatch_gradients(replicas, samples, share, weight, coefficients);
+      }
       if (ranks > 1) {
         all_reduce_gradients(*group, parameters);
         double sums[5] = {loss.policy, loss.value, loss.entropy, loss.approx_kl, loss.clip_fraction};

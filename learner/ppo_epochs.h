@@ -14,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "learner/policy_module.h"
 #include "learner/ppo_learner.h"
 #include "learner/ppo_loss.h"
 
@@ -38,6 +39,10 @@ struct SampleEvaluation {
   torch::Tensor log_prob, value, entropy;
 };
 using EvaluateSamples = std::function<SampleEvaluation(const std::vector<int64_t>& indices)>;
+// `module`'s evaluation of rollout steps, sample i being steps[i] (its
+// observation and stored action): what PpoLearner's replicas run. `steps`
+// must outlive the function.
+EvaluateSamples evaluate_rollout_steps(PolicyModule module, const std::vector<const RolloutStep*>& steps);
 
 // Copies of one network that share each minibatch in one process, each on
 // its own thread (common/worker_threads.h): replica 0 is the network the
@@ -61,6 +66,13 @@ struct PpoReplicas {
   // the replicas' contiguous parts are of about equal work rather than of
   // equal counts. Each part's loss is still weighted by its sample count.
   std::function<double(int64_t)> sample_cost;
+  // Optional: computes a minibatch's gradients into replica 0's flat
+  // buffer in place of `evaluate` (minibatch_gradients' contract, one
+  // network): the padded path, captured in a CUDA graph on a GPU
+  // (learner/padded_ppo_gradients.h).
+  std::function<PpoLoss(const PpoSamples&, const std::vector<int64_t>& indices, double weight,
+                        const PpoCoefficients&)>
+      padded;
 };
 
 // Evaluates the samples at `indices` split into contiguous parts over the

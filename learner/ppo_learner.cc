@@ -11,6 +11,7 @@
 #include "learner/flat_adam.h"
 #include "learner/flat_parameters.h"
 #include "learner/gae.h"
+#include "learner/padded_ppo_gradients.h"
 #include "learner/policy_module.h"
 #include "learner/ppo_epochs.h"
 #include "learner/torch_bytes.h"
@@ -71,6 +72,12 @@ PpoLearner::PpoLearner(const PolicyNetworkConfig& network, const PpoOptions& opt
     replicas_->modules.back()->to(policy_.impl().device);
     replicas_->flat.push_back(std::make_unique<FlatParameters>(replicas_->modules.back()->parameters()));
   }
+  if (options_.cuda_graphs) {
+    if (options_.workers != 1)
+      throw UsageError("PPO option cuda_graphs takes one worker (ppo.workers 1): a GPU shares no minibatch");
+    padded_ = std::make_unique<PaddedPpoGradients>(policy_.impl().module, *replicas_->flat[0],
+                                                   options_.minibatch_size, /*cuda_graphs=*/true);
+  }
 }
 
 PpoLearner::~PpoLearner() = default;
@@ -118,17 +125,13 @@ UpdateStats PpoLearner::update(const std::vector<const Rollout*>& rollouts) {
     PolicyModule& module = w == 0 ? policy_.impl().module : replicas_->modules[static_cast<size_t>(w - 1)];
     replicas.parameters.push_back(module->parameters());
     replicas.flat.push_back(replicas_->flat[static_cast<size_t>(w)].get());
-    replicas.evaluate.push_back([&steps, &module](const std::vector<int64_t>& indices) {
-      std::vector<const Observation*> observations;
-      std::vector<Action> actions;
-      for (int64_t i : indices) {
-        observations.push_back(&steps[static_cast<size_t>(i)]->observation);
-        actions.push_back(steps[static_cast<size_t>(i)]->action);
-      }
-      const ActionEvaluation e = evaluate_actions(module, observations, actions);
-      return SampleEvaluation{e.log_prob, e.value, e.entropy};
-    });
+    replicas.evaluate.push_back(evaluate_rollout_steps(module, steps));
   }
+  if (padded_)
+    replicas.padded = [this, &steps](const PpoSamples& s, const std::vector<int64_t>& indices, double weight,
+                                     const PpoCoefficients& coefficients) {
+      return padded_->gradients(PaddedPpoGradients::of_steps(steps), s, indices, weight, coefficients);
+    };
   UpdateStats stats = run_ppo_epochs(options_, std::move(samples), replicas, optimizer_->adam, shuffle_rng_, group_);
   ++version_;
   stats.update_s = clock.elapsed_s();

@@ -20,6 +20,7 @@
 namespace graphworld {
 
 class DataParallelGroup;
+class PaddedPpoGradients;
 
 struct PpoOptions {
   double learning_rate = 3e-4;
@@ -38,6 +39,11 @@ struct PpoOptions {
   // LibTorch itself on one thread. The summed gradient is the one a single
   // network computes, up to rounding.
   int32_t workers = 1;
+  // On a GPU: each minibatch's forward and backward pass padded to fixed
+  // sizes and replayed from a CUDA graph (learner/padded_ppo_gradients.h),
+  // one launch in place of a few hundred. Needs a CUDA device, one worker
+  // and a LibTorch with CUDA (UsageError otherwise).
+  bool cuda_graphs = false;
 };
 
 // Averages over the update's minibatch steps, unless said otherwise.
@@ -88,6 +94,7 @@ class PpoLearner {
   std::mt19937_64 shuffle_rng_;
   int64_t version_ = 0;
   DataParallelGroup* group_ = nullptr;
+  std::unique_ptr<PaddedPpoGradients> padded_;  // with options_.cuda_graphs: reads the policy and replicas_' flat buffer
 };
 
 }  // namespace graphworld

@@ -31,4 +31,19 @@ PpoLoss ppo_loss(const torch::Tensor& log_prob, const torch::Tensor& old_log_pro
                  const torch::Tensor& values, const torch::Tensor& returns, const torch::Tensor& entropy,
                  const PpoCoefficients& coefficients);
 
+// The same objective with a weight per sample in place of each mean
+// (mean(x) becomes sum(weight * x)), and nothing read back to the host, for
+// a step captured in a CUDA graph: weights of 1 / count give ppo_loss's
+// figures, and a weight of 0 leaves a padded sample out.
+struct WeightedPpoLoss {
+  torch::Tensor total;  // what backward() is called on
+  torch::Tensor figures;  // [5]: policy, value, entropy, approx_kl, clip_fraction (no gradient)
+};
+WeightedPpoLoss weighted_ppo_loss(const torch::Tensor& log_prob, const torch::Tensor& old_log_prob,
+                                  const torch::Tensor& advantages, const torch::Tensor& values,
+                                  const torch::Tensor& returns, const torch::Tensor& entropy,
+                                  const torch::Tensor& weights, const PpoCoefficients& coefficients);
+// The figures of a WeightedPpoLoss, read back (total left undefined).
+PpoLoss read_figures(const torch::Tensor& figures);
+
 }  // namespace graphworld

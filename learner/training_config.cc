@@ -118,6 +118,11 @@ const TrainingKeys& training_keys() {
         "threads that share each minibatch, each with its own copy of the network (with train.threads 1: "
         "one per core the learner has to itself)",
         [](TrainingOptions & o) -> auto& { return o.ppo.workers; });
+    k.boolean(
+        "ppo.cuda_graphs", false,
+        "on a GPU, replay each minibatch's forward and backward pass from a CUDA graph (needs train.device cuda, "
+        "ppo.workers 1 and a LibTorch with CUDA)",
+        [](TrainingOptions & o) -> auto& { return o.ppo.cuda_graphs; });
     k.integer(
         "distributed.actors", 2, 1, 4096, "actor processes the single-node launcher starts",
         [](TrainingOptions & o) -> auto& { return o.distributed.actors; });

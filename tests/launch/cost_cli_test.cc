@@ -249,6 +249,9 @@ TEST(CostCli, BenchmarksPrintTheirNumbers) {
     EXPECT_NE(json.find(std::string("\"") + key + "\":"), std::string::npos) << key << " in " << json;
   EXPECT_GT(json_number(json, "ppo_samples_per_s"), 0.0);
   EXPECT_EQ(gw("bench policy nasrnn --hidden 2", &out), 2) << out;
+  // CUDA graphs replay on a GPU only: on a CPU the run says so and stops.
+  EXPECT_EQ(gw("bench policy nasrnn --batch 4 --repeats 2 --hidden 8 --rounds 1 --cuda-graph", &out), 2) << out;
+  EXPECT_NE(out.find("CUDA"), std::string::npos) << out;
 }
 
 }  // namespace
