@@ -2,6 +2,7 @@
 // where LibTorch has CUDA; where only the CUDA toolkit exists it is still
 // compiled, not linked, so that the code is checked (learner/CMakeLists.txt).
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -11,6 +12,7 @@
 
 #include "common/error.h"
 #include "learner/cuda_graph_work.h"
+#include "learner/cuda_graph_capture.h"
 
 namespace graphworld {
 
@@ -37,7 +39,7 @@ CudaGraphWork::CudaGraphWork(int32_t device_index, const std::function<void()>& 
     const c10::cuda::CUDAStreamGuard on_side(side);
     for (int32_t i = 0; i < warmup_runs; ++i) work();
     side.synchronize();
-    impl_->graph.capture_begin();
+    begin_thread_local_capture(impl_->graph);
     try {
       work();
       impl_->graph.capture_end();
@@ -56,7 +58,15 @@ CudaGraphWork::CudaGraphWork(int32_t device_index, const std::function<void()>& 
   c10::cuda::device_synchronize();
 }
 
-CudaGraphWork::~CudaGraphWork() = default;
+CudaGraphWork::~CudaGraphWork() {
+  if (!impl_) return;
+  const c10::cuda::CUDAGuard on_device(static_cast<c10::DeviceIndex>(impl_->device));
+  impl_.reset();
+  // A graph's private memory pool is only marked free when the graph goes;
+  // it returns to the device here, so a graph made again in its place
+  // (a larger capacity) does not hold both.
+  c10::cuda::CUDACachingAllocator::emptyCache();
+}
 
 void CudaGraphWork::replay() {
   const c10::cuda::CUDAGuard on_device(static_cast<c10::DeviceIndex>(impl_->device));

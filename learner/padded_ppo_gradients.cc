@@ -106,6 +106,9 @@ PpoLoss PaddedPpoGradients::gradients(const SampleAt& sample, const PpoSamples& 
                                       const std::vector<int64_t>& indices, double weight,
                                       const PpoCoefficients& coefficients) {
   if (!flat_.intact()) throw UsageError("PPO update: the padded minibatch path needs the network in one flat buffer");
+  if (capture_failed_)
+    throw UsageError("PPO update: an earlier CUDA graph capture failed in this process; start again without "
+                     "ppo.cuda_graphs");
   const auto n = static_cast<int64_t>(indices.size());
   std::vector<const Observation*> observations;
   std::vector<Action> actions;
@@ -140,7 +143,7 @@ PpoLoss PaddedPpoGradients::gradients(const SampleAt& sample, const PpoSamples& 
       capacity_for(n <= minibatch_size_ ? minibatch_size_ : capacity_step(n), batch, candidates);
 
   if (!buffers_ || !holds(buffers_->layout.capacity, need) || !same(buffers_->coefficients, coefficients)) {
-    graph_.reset();  // its memory goes before the next one's is taken
+    graph_.reset();  // its memory goes back to the device before the next one's is taken
     auto b = std::make_unique<Buffers>();
     b->layout = padded_layout(buffers_ && same(buffers_->coefficients, coefficients)
                                   ? at_least(buffers_->layout.capacity, need)
@@ -181,8 +184,10 @@ PpoLoss PaddedPpoGradients::gradients(const SampleAt& sample, const PpoSamples& 
     run(b);
   } else {
     if (!graph_) {
+      capture_failed_ = true;  // until the capture returns
       graph_ = std::make_unique<CudaGraphWork>(std::max<int32_t>(0, device_.index()), [this, &b] { run(b); },
                                                "the PPO minibatch step");
+      capture_failed_ = false;
       ++captures_;
     }
     graph_->replay();

@@ -58,7 +58,8 @@ class PaddedPpoGradients {
   // minibatch_gradients' contract for one network (learner/ppo_epochs.h):
   // flat's gradients become the gradient of `weight` times the mean loss
   // over `indices`, and the figures returned are weighted the same way.
-  // UsageError for an action that its observation does not allow.
+  // UsageError for an action that its observation does not allow, and for
+  // any call after a capture failed (the process must start again).
   PpoLoss gradients(const SampleAt& sample, const PpoSamples& samples, const std::vector<int64_t>& indices,
                     double weight, const PpoCoefficients& coefficients);
 
@@ -77,6 +78,7 @@ class PaddedPpoGradients {
   std::unique_ptr<Buffers> buffers_;
   std::unique_ptr<CudaGraphWork> graph_;
   int64_t captures_ = 0;
+  bool capture_failed_ = false;  // LibTorch may be left unfit to capture again
 };
 
 }  // namespace graphworld

@@ -7,6 +7,7 @@
 #include "worldmodel/controller.h"
 #include "worldmodel/device_random.h"
 #include "worldmodel/dream_env.h"
+#include "learner/cuda_graph_work.h"
 #include "worldmodel/dream_step_graph.h"
 #include "worldmodel/world_model_modules.h"
 
@@ -18,8 +19,7 @@ DreamThroughput measure_dream_throughput(WorldModel& model, int64_t batch, doubl
     throw UsageError("the world model has no real initial states to dream from (train it first)");
   const torch::Device on(device);
   if (cuda_graph && !DreamStepGraph::available())
-    throw UsageError("--cuda-graph needs a LibTorch built with CUDA, and this build's has none "
-                     "(tests/bench/gpu_learner_rows builds against a CUDA PyTorch's)");
+    throw UsageError("--cuda-graph: " + CudaGraphWork::unavailable_reason());
   if (cuda_graph && !on.is_cuda())
     throw UsageError("--cuda-graph captures the dream on a GPU; add --device cuda");
   model.impl().to_device(on);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "learner/cuda_graph_capture.h"
 #include "worldmodel/dream_step_graph.h"
 
 namespace graphworld {
@@ -46,7 +47,7 @@ DreamStepGraph::DreamStepGraph(DreamEnv& dream, const std::function<DreamStepRes
     // ends by copying the new state there (a tensor a step changes in
     // place is its own input already).
     const std::vector<torch::Tensor>& inputs = impl_->inputs = dream.state();
-    impl_->graph.capture_begin();
+    begin_thread_local_capture(impl_->graph);
     try {
       impl_->result = step();
       const std::vector<torch::Tensor> outputs = dream.state();

@@ -91,7 +91,7 @@ TEST(WorldModelCli, TrainsFromARunsStoreAndEvaluatesOnIt) {
     EXPECT_NE(out.find("\"cuda_graph\":true"), std::string::npos) << out;
   } else {
     EXPECT_EQ(graph_rc, 2) << out;
-    EXPECT_TRUE(out.find("needs a LibTorch built with CUDA") != std::string::npos ||
+    EXPECT_TRUE(out.find("need a LibTorch built with CUDA") != std::string::npos ||
                 out.find("add --device cuda") != std::string::npos)
         << out;
   }
