@@ -84,4 +84,11 @@ LocationCandidates location_candidates(const std::vector<const Observation*>& ob
   return c;
 }
 
+std::vector<float> taken_candidates(const LocationCandidates& c, const std::vector<Action>& actions) {
+  std::vector<float> taken(static_cast<size_t>(c.num_candidates));
+  for (size_t k = 0; k < taken.size(); ++k)
+    taken[k] = c.candidate_location[k] == actions[static_cast<size_t>(c.candidate_graph[k])].location ? 1.0f : 0.0f;
+  return taken;
+}
+
 }  // namespace graphworld

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "env/gym/graph_env.h"
 #include "env/gym/observation.h"
 
 namespace graphworld {
@@ -50,5 +51,10 @@ struct LocationCandidates {
 // UsageError if a chosen xfer is masked out.
 LocationCandidates location_candidates(const std::vector<const Observation*>& observations,
                                        const ObservationBatch& batch, const std::vector<int32_t>& xfers);
+
+// Per candidate, 1 where it is the location its observation's action took
+// (actions[g] for observation g), else 0: the selector of the taken
+// location's log-probability.
+std::vector<float> taken_candidates(const LocationCandidates& candidates, const std::vector<Action>& actions);
 
 }  // namespace graphworld

@@ -93,11 +93,8 @@ void write_padded_minibatch(const ObservationBatch& batch, const LocationCandida
   std::copy(t.old_log_prob.begin(), t.old_log_prob.end(), floats + l.old_log_prob);
   std::copy(t.advantage.begin(), t.advantage.end(), floats + l.advantage);
   std::copy(t.value_target.begin(), t.value_target.end(), floats + l.value_target);
-  for (int64_t k = 0; k < c.num_candidates; ++k)
-    floats[l.taken + k] =
-        c.candidate_location[static_cast<size_t>(k)] == actions[static_cast<size_t>(c.candidate_graph[static_cast<size_t>(k)])].location
-            ? 1.0f
-            : 0.0f;
+  const std::vector<float> taken = taken_candidates(c, actions);
+  std::copy(taken.begin(), taken.end(), floats + l.taken);
 
   auto fill = [ints](int64_t offset, int64_t from, int64_t to, int64_t value) {
     std::fill(ints + offset + from, ints + offset + to, value);

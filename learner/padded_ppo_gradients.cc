@@ -128,7 +128,7 @@ PpoLoss PaddedPpoGradients::gradients(const SampleAt& sample, const PpoSamples& 
     actions.push_back(a);
     xfers.push_back(a.xfer);
     const auto k = static_cast<size_t>(i);
-    targets.weight.push_back(n > 0 ? static_cast<float>(weight / static_cast<double>(n)) : 0.0f);
+    targets.weight.push_back(static_cast<float>(weight / static_cast<double>(n)));
     targets.old_log_prob.push_back(samples.old_log_prob.at(k));
     targets.advantage.push_back(samples.advantages.at(k));
     targets.value_target.push_back(samples.returns.at(k));

@@ -302,9 +302,7 @@ ActionEvaluation evaluate_actions(PolicyModule& m, const std::vector<const Obser
   a.xfer = int64_tensor(xfer_index).to(device);
   a.num_candidates = c.num_candidates;
   if (c.num_candidates > 0) {
-    std::vector<float> taken(static_cast<size_t>(c.num_candidates));
-    for (int64_t k = 0; k < c.num_candidates; ++k)
-      taken[k] = c.candidate_location[k] == actions[c.candidate_graph[k]].location ? 1.0f : 0.0f;
+    std::vector<float> taken = taken_candidates(c, actions);
     a.taken = torch::from_blob(taken.data(), {c.num_candidates}).clone().to(device);
     a.member_node = int64_tensor(c.member_node).to(device);
     a.member_candidate = int64_tensor(c.member_candidate).to(device);
