@@ -38,6 +38,7 @@ class GraphRewriter {
 
   const Graph& graph() const { return graph_; }
   const GraphIndex& index() const { return index_; }
+  const RuleMatcher& matcher() const { return *matcher_; }
   // Every current match, in RuleMatch order.
   const std::vector<RuleMatch>& matches() const { return matches_; }
 

@@ -19,10 +19,10 @@ SearchResult greedy_search(const Graph& graph, const RuleMatcher& matcher, CostM
     double best_cost = current.cost_ms();
     int64_t best_match = -1;
     for (size_t i = 0; i < current.rewriter.matches().size(); ++i) {
-      const SearchState child = current.priced_child(i);
+      const double child_cost = current.child_cost_ms(i);
       ++result.generated;
-      if (child.cost_ms() < best_cost) {
-        best_cost = child.cost_ms();
+      if (child_cost < best_cost) {
+        best_cost = child_cost;
         best_match = static_cast<int64_t>(i);
       }
     }

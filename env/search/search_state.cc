@@ -1,6 +1,7 @@
 #include "env/search/search_state.h"
 
 #include "common/error.h"
+#include "env/search/rewrite_price.h"
 
 namespace graphworld {
 
@@ -17,6 +18,11 @@ SearchState SearchState::priced_child(size_t i) const {
   child.cost.update(child.rewriter.graph(), r.removed, r.added_or_changed());
   child.applied.push_back(rewriter.matches()[i].rule);
   return child;
+}
+
+double SearchState::child_cost_ms(size_t i) const {
+  if (std::optional<double> local = price_rewrite(rewriter, i, cost)) return *local;
+  return priced_child(i).cost_ms();
 }
 
 void finish_result(SearchResult& result, const SearchState& best, const RuleMatcher& matcher, const Stopwatch& clock) {

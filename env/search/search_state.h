@@ -27,6 +27,9 @@ struct SearchState {
   // The graph match i leads to, priced but not re-matched (its matches()
   // are empty): cheap enough to price every child of a graph.
   SearchState priced_child(size_t i) const;
+  // The cost priced_child(i) would have, to the last bit, without building
+  // the child where rewrite_price.h can price the rewrite locally.
+  double child_cost_ms(size_t i) const;
 
  private:
   SearchState(GraphRewriter r, CostTracker c, std::vector<int32_t> a)
