@@ -25,11 +25,12 @@
 namespace graphworld {
 namespace {
 
-// --locations and --max-steps, as both benchmarks take them.
+// --locations, --max-steps and --location-rewards, as both benchmarks take them.
 GraphEnvOptions env_options_from(const CliArgs& args) {
   GraphEnvOptions options;
   options.max_locations = static_cast<int32_t>(args.int_value("--locations", 200));
   options.max_steps = static_cast<int32_t>(args.int_value("--max-steps", 100));
+  options.location_rewards = args.flag("--location-rewards");
   return options;
 }
 
@@ -158,6 +159,7 @@ Subcommand env_bench_command() {
       {"--locations", "", "L", "locations per rule (default 200)"},
       {"--max-steps", "", "N", "episode length before it is reset (default 100)"},
       {"--seed", "", "S", "action sampling seed (default 0)"},
+      {"--location-rewards", "", "", "price every allowed location at every step (network.location_rewards)"},
       {"--batch", "", "N", "batch size for zoo models (default 1)"},
       input_shape_option(),
       {"--json", "", "", "print one JSON object"},

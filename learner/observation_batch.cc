@@ -6,6 +6,11 @@
 
 namespace graphworld {
 
+bool has_location_rewards(const Observation& o) {
+  return o.xfer_reward.size() == static_cast<size_t>(o.num_xfers) + 1 && !o.node_begin.empty() &&
+         o.location_reward.size() + 1 == o.node_begin.size();
+}
+
 ObservationBatch batch_observations(const std::vector<const Observation*>& observations) {
   ObservationBatch b;
   b.num_graphs = static_cast<int32_t>(observations.size());
@@ -57,6 +62,13 @@ ObservationBatch batch_observations(const std::vector<const Observation*>& obser
     offset += t.num_nodes;
   }
   b.node_offset.push_back(offset);
+  bool rewards = true;
+  for (const Observation* o : observations) rewards = rewards && has_location_rewards(*o);
+  if (rewards) {
+    b.xfer_best_reward.reserve(observations.size() * static_cast<size_t>(b.num_xfers + 1));
+    for (const Observation* o : observations)
+      b.xfer_best_reward.insert(b.xfer_best_reward.end(), o->xfer_reward.begin(), o->xfer_reward.end());
+  }
   return b;
 }
 
@@ -75,6 +87,8 @@ LocationCandidates location_candidates(const std::vector<const Observation*>& ob
       const int64_t id = c.num_candidates++;
       c.candidate_graph.push_back(static_cast<int64_t>(g));
       c.candidate_location.push_back(loc);
+      if (!batch.xfer_best_reward.empty())
+        c.candidate_reward.push_back(o.location_reward[static_cast<size_t>(o.location_begin[static_cast<size_t>(x)] + loc)]);
       for (int32_t node : o.matched_nodes(x, loc)) {
         c.member_node.push_back(batch.node_offset[g] + node);
         c.member_candidate.push_back(id);

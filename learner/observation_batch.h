@@ -29,7 +29,16 @@ struct ObservationBatch {
   std::vector<int64_t> edge_graph;   // [num_edges]
   std::vector<int64_t> node_offset;  // [num_graphs + 1]: graph g's nodes are node_offset[g] ..
   std::vector<uint8_t> xfer_mask;    // [num_graphs * (num_xfers + 1)]
+  // When every observation carries location rewards (GraphEnvOptions::
+  // location_rewards), their xfer_reward rows: per graph and xfer the
+  // largest reward among the xfer's allowed locations, 0 for NO-OP and for
+  // xfers with none: [num_graphs * (num_xfers + 1)]. Empty otherwise.
+  std::vector<float> xfer_best_reward;
 };
+
+// True when `o` carries a location reward for each of its allowed locations
+// and a reward per xfer.
+bool has_location_rewards(const Observation& o);
 
 // Throws UsageError if the observations disagree on the number of xfers.
 ObservationBatch batch_observations(const std::vector<const Observation*>& observations);
@@ -45,6 +54,9 @@ struct LocationCandidates {
   std::vector<int32_t> candidate_location;
   std::vector<int64_t> member_node;
   std::vector<int64_t> member_candidate;
+  // Each candidate's location reward, when the observations carry them
+  // (ObservationBatch::xfer_best_reward is filled); empty otherwise.
+  std::vector<float> candidate_reward;
 };
 
 // `xfers[g]` is the xfer chosen for observation g (NO-OP allowed). Throws

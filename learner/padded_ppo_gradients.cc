@@ -50,6 +50,9 @@ PaddedPpoGradients::PaddedPpoGradients(PolicyModule module, const FlatParameters
       minibatch_size_(std::max<int64_t>(1, minibatch_size)),
       cuda_graphs_(cuda_graphs),
       device_(module_device(module_)) {
+  if (module_->reward_head)
+    throw UsageError("a padded PPO minibatch has no place for location rewards (network.location_rewards); train "
+                     "this network without ppo.cuda_graphs");
   if (!cuda_graphs_) return;
   if (!CudaGraphWork::available()) throw UsageError("PPO steps in CUDA graphs: " + CudaGraphWork::unavailable_reason());
   if (!device_.is_cuda())

@@ -43,7 +43,10 @@ void save_policy_file(const std::string& path, const PolicyNetwork& network, con
   torch::serialize::OutputArchive archive;
   archive.write("parameters", bytes_to_tensor(network.save_parameters()));
   const PolicyNetworkConfig& c = network.config();
-  archive.write("network", torch::tensor({int64_t{c.num_xfers}, int64_t{c.hidden}, int64_t{c.message_rounds}}, torch::kInt64));
+  // A fourth entry (location rewards) came later: files with three read as without.
+  archive.write("network", torch::tensor({int64_t{c.num_xfers}, int64_t{c.hidden}, int64_t{c.message_rounds},
+                                          int64_t{c.location_rewards ? 1 : 0}},
+                                         torch::kInt64));
   archive.write("feature_version", torch::tensor({int64_t{info.feature_version}}, torch::kInt64));
   archive.write("rule_library_hash", bytes_to_tensor(info.rule_library_hash));
   archive.write("episode", torch::tensor({int64_t{info.max_steps}, int64_t{info.max_locations}}, torch::kInt64));
@@ -60,10 +63,11 @@ LoadedPolicy load_policy_file(const std::string& path) {
   archive_from_bytes(archive, payload, path);
   PolicyFileInfo info;
   const torch::Tensor network = read_tensor(archive, "network", path);
-  if (network.numel() != 3) throw FormatError(path + ": 'network' has the wrong size");
+  if (network.numel() != 3 && network.numel() != 4) throw FormatError(path + ": 'network' has the wrong size");
   info.network.num_xfers = static_cast<int32_t>(network[0].item<int64_t>());
   info.network.hidden = static_cast<int32_t>(network[1].item<int64_t>());
   info.network.message_rounds = static_cast<int32_t>(network[2].item<int64_t>());
+  info.network.location_rewards = network.numel() == 4 && network[3].item<int64_t>() != 0;
   info.feature_version = static_cast<int32_t>(read_tensor(archive, "feature_version", path).item<int64_t>());
   info.rule_library_hash = read_bytes(archive, "rule_library_hash", path);
   const torch::Tensor episode = read_tensor(archive, "episode", path);
@@ -104,7 +108,8 @@ void check_policy_fits(const PolicyFileInfo& info, const RuleLibrary& library, c
 std::string describe_policy(const PolicyFileInfo& info, int64_t parameters) {
   std::ostringstream out;
   out << "network          hidden " << info.network.hidden << ", " << info.network.message_rounds
-      << " message rounds, " << parameters << " parameters\n";
+      << " message rounds, " << parameters << " parameters"
+      << (info.network.location_rewards ? ", reads location rewards" : "") << "\n";
   out << "rules            " << info.network.num_xfers << " (library hash " << info.rule_library_hash << ")\n";
   out << "features         version " << info.feature_version << "\n";
   out << "episodes         max_steps " << info.max_steps << ", max_locations " << info.max_locations << "\n";

@@ -16,6 +16,7 @@ struct BatchTensors {
   torch::Tensor senders, receivers, node_graph, edge_graph;  // int64
   torch::Tensor node_count, edge_count;  // [B, 1] float, at least 1 (for means)
   torch::Tensor xfer_mask;  // [B, N + 1] bool
+  torch::Tensor xfer_best_reward;  // [B, N + 1] float, when the batch carries location rewards
   int64_t num_graphs = 0;
 };
 // Built on the host, then moved to `device` (the network's).
@@ -57,13 +58,19 @@ struct PolicyModuleImpl : torch::nn::Module {
   // graph candidate_graph[k] and is the mean of the node rows member_node[j]
   // with member_candidate[j] == k; xfer_rows [B, H] is the embedding of each
   // graph's chosen xfer.
+  // `candidate_reward` [C]: each candidate's location reward, which a module
+  // with a reward head needs (undefined otherwise).
   torch::Tensor candidate_log_probs(const Encoded& e, const torch::Tensor& xfer_rows, const torch::Tensor& member_node,
                                     const torch::Tensor& member_candidate, const torch::Tensor& candidate_graph,
-                                    int64_t num_candidates, int64_t num_graphs);
+                                    int64_t num_candidates, int64_t num_graphs,
+                                    const torch::Tensor& candidate_reward = torch::Tensor());
   torch::Tensor values(const Encoded& e);  // [B]
 
   GraphEncoder encoder{nullptr};
   torch::nn::Sequential xfer_head{nullptr}, location_head{nullptr}, value_head{nullptr};
+  // With PolicyNetworkConfig::location_rewards: a xfer's best location
+  // reward to a term of its logit (applied to every xfer alike).
+  torch::nn::Sequential reward_head{nullptr};
   torch::nn::Embedding xfer_embedding{nullptr};
   int64_t num_xfers = 0;
 };
@@ -88,6 +95,7 @@ struct ActionTensors {
   // LocationCandidates) and, per candidate, 1 where it is the taken one.
   torch::Tensor member_node, member_candidate, candidate_graph;  // int64
   torch::Tensor taken;                                           // [C] float
+  torch::Tensor candidate_reward;  // [C] float, for a module that reads location rewards
   int64_t num_candidates = 0;
 };
 // evaluate_actions after its host work: on encoded graphs and their actions,

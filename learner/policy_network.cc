@@ -95,6 +95,8 @@ BatchTensors to_tensors(const ObservationBatch& batch, const torch::Device& devi
   t.xfer_mask = torch::from_blob(const_cast<uint8_t*>(batch.xfer_mask.data()), {batch.num_graphs, batch.num_xfers + 1},
                                  torch::kUInt8)
                     .to(device, torch::kBool);
+  if (!batch.xfer_best_reward.empty())
+    t.xfer_best_reward = float_tensor(batch.xfer_best_reward, batch.num_graphs, batch.num_xfers + 1).to(device);
   return t;
 }
 
@@ -237,12 +239,26 @@ PolicyModuleImpl::PolicyModuleImpl(const PolicyNetworkConfig& config) : num_xfer
   encoder = register_module("encoder", GraphEncoder(h, config.message_rounds));
   xfer_head = register_module("xfer_head", mlp(2 * h, h, config.num_xfers + 1));
   xfer_embedding = register_module("xfer_embedding", torch::nn::Embedding(config.num_xfers + 1, h));
-  location_head = register_module("location_head", mlp(4 * h, h, 1));  // candidate, xfer, graph (2h)
+  // candidate, xfer, graph (2h), and the candidate's location reward
+  location_head = register_module("location_head", mlp(4 * h + (config.location_rewards ? 1 : 0), h, 1));
   value_head = register_module("value_head", mlp(2 * h, h, 1));
+  if (config.location_rewards) reward_head = register_module("reward_head", mlp(1, h, 1));
 }
+
+namespace {
+[[noreturn]] void missing_location_rewards() {
+  throw UsageError(
+      "this policy reads location rewards (network.location_rewards) but the observations carry none: step the "
+      "environment with location rewards on (GraphEnvOptions::location_rewards, Python's location_rewards=True)");
+}
+}  // namespace
 
 torch::Tensor PolicyModuleImpl::xfer_log_probs(const Encoded& e, const BatchTensors& b) {
   torch::Tensor logits = xfer_head->forward(e.graphs);
+  if (reward_head) {
+    if (!b.xfer_best_reward.defined()) missing_location_rewards();
+    logits = logits + reward_head->forward(b.xfer_best_reward.unsqueeze(2)).squeeze(2);
+  }
   logits = logits.masked_fill(b.xfer_mask.logical_not(), -std::numeric_limits<float>::infinity());
   return torch::log_softmax(logits, 1);
 }
@@ -252,27 +268,31 @@ torch::Tensor PolicyModuleImpl::location_log_probs(const Encoded& e, const Locat
   const torch::Device device = e.nodes.device();
   if (c.num_candidates == 0) return torch::zeros({0}, torch::TensorOptions(device));
   std::vector<int64_t> xfer_ids(xfers.begin(), xfers.end());
+  torch::Tensor rewards;
+  if (!c.candidate_reward.empty())
+    rewards = torch::from_blob(const_cast<float*>(c.candidate_reward.data()), {c.num_candidates}).to(device).clone();
   return candidate_log_probs(e, xfer_embedding->forward(int64_tensor(xfer_ids).to(device)),
                              int64_tensor(c.member_node).to(device), int64_tensor(c.member_candidate).to(device),
-                             int64_tensor(c.candidate_graph).to(device), c.num_candidates, num_graphs);
+                             int64_tensor(c.candidate_graph).to(device), c.num_candidates, num_graphs, rewards);
 }
 
 torch::Tensor PolicyModuleImpl::candidate_log_probs(const Encoded& e, const torch::Tensor& xfer_rows,
                                                     const torch::Tensor& member_node,
                                                     const torch::Tensor& member_candidate,
                                                     const torch::Tensor& candidate_graph, int64_t num_candidates,
-                                                    int64_t num_graphs) {
+                                                    int64_t num_graphs, const torch::Tensor& candidate_reward) {
   const torch::Device device = e.nodes.device();
   torch::Tensor members = segment_sum(torch::ones({member_node.size(0), 1}, torch::TensorOptions(device)),
                                       member_candidate, num_candidates);
   torch::Tensor candidates =
       segment_sum(gather_rows(e.nodes, member_node), member_candidate, num_candidates) / members.clamp_min(1);
-  torch::Tensor scores =
-      location_head
-          ->forward(torch::cat({candidates, gather_rows(xfer_rows, candidate_graph),
-                                gather_rows(e.graphs, candidate_graph)},
-                               1))
-          .squeeze(1);
+  std::vector<torch::Tensor> inputs{candidates, gather_rows(xfer_rows, candidate_graph),
+                                    gather_rows(e.graphs, candidate_graph)};
+  if (reward_head) {
+    if (!candidate_reward.defined()) missing_location_rewards();
+    inputs.push_back(candidate_reward.unsqueeze(1));
+  }
+  torch::Tensor scores = location_head->forward(torch::cat(inputs, 1)).squeeze(1);
   return segment_log_softmax(scores, candidate_graph, num_graphs);
 }
 
@@ -307,6 +327,9 @@ ActionEvaluation evaluate_actions(PolicyModule& m, const std::vector<const Obser
     a.member_node = int64_tensor(c.member_node).to(device);
     a.member_candidate = int64_tensor(c.member_candidate).to(device);
     a.candidate_graph = int64_tensor(c.candidate_graph).to(device);
+    if (!c.candidate_reward.empty())
+      a.candidate_reward =
+          torch::from_blob(const_cast<float*>(c.candidate_reward.data()), {c.num_candidates}).clone().to(device);
   }
   const Encoded e = m->encode(t);
   return evaluate_action_tensors(m, e, t, a, c.num_candidates > 0 ? m->xfer_embedding->forward(a.xfer) : torch::Tensor());
@@ -324,7 +347,7 @@ ActionEvaluation evaluate_action_tensors(PolicyModule& m, const Encoded& e, cons
   torch::Tensor entropy = -(xfer_lp.exp() * finite_lp).sum(1);
   if (a.num_candidates > 0) {
     const torch::Tensor loc_lp = m->candidate_log_probs(e, xfer_rows, a.member_node, a.member_candidate,
-                                                        a.candidate_graph, a.num_candidates, graphs);
+                                                        a.candidate_graph, a.num_candidates, graphs, a.candidate_reward);
     log_prob = log_prob + segment_sum(loc_lp * a.taken, a.candidate_graph, graphs);
     entropy = entropy - segment_sum(loc_lp.exp() * loc_lp, a.candidate_graph, graphs);
   }

@@ -11,6 +11,13 @@
 //                  over to graphs it was not trained on.
 //   value head     the graph embedding's expected return.
 //
+// With `location_rewards`, both policy heads also read the reward each
+// allowed location would earn at once (Observation::location_reward, the
+// step greedy search looks one ahead for): the location head takes a
+// candidate's own reward as one more input, and each xfer's logit gains a
+// learned function of its best location's reward. The policy starts from
+// what greedy search sees and learns where to depart from it.
+//
 // log p(action) = log p(xfer) + log p(location | xfer); NO-OP has no
 // location term. Many observations of different sizes share one forward
 // pass (learner/observation_batch.h). This header is free of LibTorch; the
@@ -32,6 +39,10 @@ struct PolicyNetworkConfig {
   int32_t hidden = 32;    // embedding width
   int32_t message_rounds = 3;
   uint64_t seed = 0;      // parameter initialisation
+  // Read the observations' location rewards (their environments must have
+  // GraphEnvOptions::location_rewards on; acting on one without them is a
+  // UsageError).
+  bool location_rewards = false;
 };
 
 // One observation's action and what PPO keeps of it.

@@ -165,6 +165,9 @@ class PolicyGraph {
 
 std::string export_policy_onnx_bytes(const PolicyNetwork& network) {
   const PolicyNetworkConfig& config = network.config();
+  if (config.location_rewards)
+    throw UsageError("this policy reads location rewards (network.location_rewards), which its ONNX form has no "
+                     "inputs for; use the .gwpolicy file (graphworld optimize --policy, Python's load_policy)");
   const PolicyModule& module = network.impl().module;
   onnx::ModelProto model;
   model.set_ir_version(8);

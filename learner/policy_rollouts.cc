@@ -23,7 +23,9 @@ SearchResult optimize_with_policy(const Graph& graph, const RuleMatcher& matcher
   Stopwatch clock;
   SearchResult result;
   result.algorithm = "policy";
-  GraphEnv prototype(graph, matcher, cost, options.env);
+  GraphEnvOptions env_options = options.env;
+  env_options.location_rewards = env_options.location_rewards || policy.config().location_rewards;
+  GraphEnv prototype(graph, matcher, cost, env_options);
   prototype.reset(options.seed);
   result.original_cost_ms = result.best_cost_ms = prototype.initial_cost_ms();
   result.graph = graph.pruned();

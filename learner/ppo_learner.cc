@@ -73,6 +73,9 @@ PpoLearner::PpoLearner(const PolicyNetworkConfig& network, const PpoOptions& opt
     replicas_->flat.push_back(std::make_unique<FlatParameters>(replicas_->modules.back()->parameters()));
   }
   if (options_.cuda_graphs) {
+    if (network.location_rewards)
+      throw UsageError("ppo.cuda_graphs does not take network.location_rewards: the padded minibatch has no place "
+                       "for location rewards; switch one of them off");
     if (options_.workers != 1)
       throw UsageError("PPO option cuda_graphs takes one worker (ppo.workers 1): a GPU shares no minibatch");
     padded_ = std::make_unique<PaddedPpoGradients>(policy_.impl().module, *replicas_->flat[0],

@@ -20,6 +20,11 @@ Observation compact_observation(const Observation& observation, int32_t taken_xf
     for (int32_t node : observation.matched_nodes(taken_xfer, loc)) c.match_nodes.push_back(node);
     c.node_begin.push_back(static_cast<int32_t>(c.match_nodes.size()));
   }
+  if (!observation.location_reward.empty() && count > 0) {
+    const auto begin = observation.location_reward.begin() + observation.location_begin[static_cast<size_t>(taken_xfer)];
+    c.location_reward.assign(begin, begin + count);
+  }
+  c.xfer_reward = observation.xfer_reward;
   return c;
 }
 

@@ -17,7 +17,8 @@
 namespace graphworld {
 
 // A copy of `observation` holding the locations of `taken_xfer` only (none
-// for NO-OP); every other xfer keeps its mask bit but lists no locations.
+// for NO-OP), with their location rewards; every other xfer keeps its mask
+// bit and its xfer reward but lists no locations.
 Observation compact_observation(const Observation& observation, int32_t taken_xfer);
 
 struct RolloutStep {

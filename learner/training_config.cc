@@ -86,6 +86,11 @@ const TrainingKeys& training_keys() {
     k.integer(
         "network.message_rounds", 3, 0, 16, "message-passing rounds of the graph encoder",
         [](TrainingOptions & o) -> auto& { return o.network.message_rounds; });
+    k.boolean(
+        "network.location_rewards", false,
+        "the policy heads also read the reward each allowed location would earn at once (the environments then "
+        "price every allowed location at every step)",
+        [](TrainingOptions & o) -> auto& { return o.network.location_rewards; });
     k.real(
         "ppo.learning_rate", 3e-4, 1e-8, 1.0, "Adam step size",
         [](TrainingOptions & o) -> auto& { return o.ppo.learning_rate; });
@@ -240,6 +245,8 @@ TrainingOptions training_options_from(const Config& config) {
   o.network.seed = o.seed;
   o.ppo.seed = o.seed + 1;
   o.collector.seed = o.seed + 2;
+  // A policy that reads location rewards needs environments that make them.
+  o.collector.env.location_rewards = o.network.location_rewards;
   return o;
 }
 

@@ -96,6 +96,8 @@ void encode_observation(const Observation& o, schema::CompactObservation::Builde
   b.setLocationCounts(as_data(counts));
   b.setNodeBegin(as_data(o.node_begin));
   b.setMatchNodes(as_data(o.match_nodes));
+  b.setLocationReward(as_data(o.location_reward));
+  b.setXferReward(as_data(o.xfer_reward));
 }
 
 void encode_rollout(const Rollout& rollout, schema::TrajectoryBatch::Builder b) {
@@ -249,6 +251,13 @@ Observation decode_observation(schema::CompactObservation::Reader r, int32_t num
   }
   o.node_begin = from_data<int32_t>(r.getNodeBegin(), static_cast<size_t>(total) + 1, where + ".nodeBegin");
   o.match_nodes = int32_data(r.getMatchNodes(), where + ".matchNodes");
+  const capnp::Data::Reader location_reward = r.getLocationReward(), xfer_reward = r.getXferReward();
+  if (xfer_reward.size() > 0) {  // location rewards on
+    o.location_reward = from_data<float>(location_reward, static_cast<size_t>(total), where + ".locationReward");
+    o.xfer_reward = from_data<float>(xfer_reward, static_cast<size_t>(num_xfers) + 1, where + ".xferReward");
+  } else if (location_reward.size() > 0) {
+    invalid(where + ": locationReward without xferReward");
+  }
   const std::string problem = observation_problem(o, num_xfers);
   if (!problem.empty()) invalid(where + ": " + problem);
   return o;
@@ -574,6 +583,9 @@ std::string observation_problem(const Observation& o, int32_t expected_num_xfers
     return "the matched-node table does not end at the number of matched nodes";
   for (int32_t node : o.match_nodes)
     if (node < 0 || node >= g.num_nodes) return "a matched node is outside the graph";
+  for (const std::vector<float>* rewards : {&o.location_reward, &o.xfer_reward})
+    for (float r : *rewards)
+      if (!std::isfinite(r)) return "a location or xfer reward is not finite";
   return "";
 }
 

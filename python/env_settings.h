@@ -16,6 +16,7 @@ struct EnvSettings {
   std::string cost, rates, gpu;  // as `graphworld optimize --cost/--rates/--gpu`
   int32_t max_steps = 100, max_locations = 200;
   std::string reward = "incremental";
+  bool location_rewards = false;  // Observation::location_reward, "location_reward" in the dict
 
   // UsageError for an unknown cost model or reward, naming it.
   std::unique_ptr<CostModel> make_cost() const {
@@ -30,6 +31,7 @@ struct EnvSettings {
     options.max_steps = max_steps;
     options.max_locations = max_locations;
     options.reward = reward_kind_from_name(reward);
+    options.location_rewards = location_rewards;
     return options;
   }
 };

@@ -91,12 +91,12 @@ void bind_graph_env(py::module_& module) {
   py::class_<PythonGraphEnv>(module, "GraphEnv")
       .def(py::init([](const std::string& model, const std::string& cost, const std::string& rates,
                        const std::string& gpu, int32_t max_steps, int32_t max_locations, const std::string& reward,
-                       int64_t batch) {
+                       int64_t batch, bool location_rewards) {
              return std::make_unique<PythonGraphEnv>(
-                 model, EnvSettings{cost, rates, gpu, max_steps, max_locations, reward}, batch);
+                 model, EnvSettings{cost, rates, gpu, max_steps, max_locations, reward, location_rewards}, batch);
            }),
            py::arg("model"), py::arg("cost"), py::arg("rates"), py::arg("gpu"), py::arg("max_steps"),
-           py::arg("max_locations"), py::arg("reward"), py::arg("batch"))
+           py::arg("max_locations"), py::arg("reward"), py::arg("batch"), py::arg("location_rewards") = false)
       .def("reset", &PythonGraphEnv::reset, py::arg("seed"), "(observation, info) of a new episode")
       .def("step", &PythonGraphEnv::step, py::arg("xfer"), py::arg("location"),
            "(observation, reward, terminated, truncated, info)")

@@ -81,6 +81,11 @@ Observation observation_from_arrays(const pybind11::dict& arrays) {
     if (o.node_begin[e + 1] < o.node_begin[e])
       throw UsageError("the observation's 'node_begin' decreases at entry " + std::to_string(e));
   o.match_nodes = vector_of<int32_t>(arrays, "match_nodes", static_cast<pybind11::ssize_t>(o.node_begin.back()));
+  if (arrays.contains("location_reward") || arrays.contains("xfer_reward")) {
+    o.location_reward =
+        vector_of<float>(arrays, "location_reward", static_cast<pybind11::ssize_t>(o.node_begin.size()) - 1);
+    o.xfer_reward = vector_of<float>(arrays, "xfer_reward", static_cast<pybind11::ssize_t>(o.num_xfers) + 1);
+  }
   for (int32_t node : o.match_nodes)
     if (node < 0 || node >= g.num_nodes)
       throw UsageError("the observation's 'match_nodes' names node " + std::to_string(node) + " of " +
@@ -102,6 +107,10 @@ pybind11::dict observation_arrays(const Observation& o) {
   out["location_begin"] = array_of(o.location_begin, {static_cast<pybind11::ssize_t>(o.location_begin.size())});
   out["node_begin"] = array_of(o.node_begin, {static_cast<pybind11::ssize_t>(o.node_begin.size())});
   out["match_nodes"] = array_of(o.match_nodes, {static_cast<pybind11::ssize_t>(o.match_nodes.size())});
+  if (!o.xfer_reward.empty()) {
+    out["location_reward"] = array_of(o.location_reward, {static_cast<pybind11::ssize_t>(o.location_reward.size())});
+    out["xfer_reward"] = array_of(o.xfer_reward, {static_cast<pybind11::ssize_t>(o.xfer_reward.size())});
+  }
   return out;
 }
 

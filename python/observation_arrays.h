@@ -3,7 +3,8 @@
 // (uint8), node_features [nodes, 64], edge_features [edges, 8], globals [6]
 // (float32), senders, receivers [edges], node_op [nodes], and the matches as
 // location_begin [N + 1], node_begin [locations + 1] and match_nodes
-// (int32). The arrays are the dict's own: the environment's later steps
+// (int32), and, with location rewards on, location_reward [locations] and
+// xfer_reward [N + 1] (float32). The arrays are the dict's own: the environment's later steps
 // never change them.
 #pragma once
 

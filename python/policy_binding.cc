@@ -72,7 +72,9 @@ void bind_policy(py::module_& module) {
       .def_property_readonly("max_locations", [](const PythonPolicy& p) { return p.info().max_locations; })
       .def_property_readonly("cost_model", [](const PythonPolicy& p) { return p.info().cost_model; })
       .def_property_readonly("trained_on", [](const PythonPolicy& p) { return p.info().trained_on; })
-      .def_property_readonly("env_steps", [](const PythonPolicy& p) { return p.info().env_steps; });
+      .def_property_readonly("env_steps", [](const PythonPolicy& p) { return p.info().env_steps; })
+      .def_property_readonly("location_rewards",
+                             [](const PythonPolicy& p) { return p.info().network.location_rewards; });
 }
 
 }  // namespace graphworld::python

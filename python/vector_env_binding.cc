@@ -169,6 +169,9 @@ class PythonVectorEnv {
     auto location_offset = new_array<int32_t>({n});
     auto node_begin = new_array<int32_t>({total.location + 1});
     auto match_nodes = new_array<int32_t>({total.match});
+    const bool with_rewards = envs_.slot(0).env->options().location_rewards;
+    auto location_reward = new_array<float>({with_rewards ? total.location : 0});
+    auto xfer_reward = new_array<float>({with_rewards ? n : 0, x + 1});
     struct Out {
       int32_t *n_node, *n_edge, *senders, *receivers, *node_op, *location_begin, *location_offset, *node_begin,
           *match_nodes;
@@ -203,6 +206,11 @@ class PythonVectorEnv {
         out.node_begin[a.location + k] = o.node_begin[static_cast<size_t>(k)] + match_base;
       for (size_t k = 0; k < o.match_nodes.size(); ++k)
         out.match_nodes[a.match + static_cast<py::ssize_t>(k)] = o.match_nodes[k] + node_base;
+      if (with_rewards) {
+        std::memcpy(location_reward.mutable_data() + a.location, o.location_reward.data(),
+                    o.location_reward.size() * sizeof(float));
+        std::memcpy(xfer_reward.mutable_data() + i * begin_row, o.xfer_reward.data(), begin_row * sizeof(float));
+      }
     }
     out.node_begin[total.location] = static_cast<int32_t>(total.match);
     py::dict result;
@@ -220,6 +228,10 @@ class PythonVectorEnv {
     result["location_offset"] = location_offset;
     result["node_begin"] = node_begin;
     result["match_nodes"] = match_nodes;
+    if (with_rewards) {
+      result["location_reward"] = location_reward;
+      result["xfer_reward"] = xfer_reward;
+    }
     return result;
   }
 
@@ -262,14 +274,15 @@ void bind_vector_env(py::module_& module) {
   py::class_<PythonVectorEnv>(module, "VectorEnv")
       .def(py::init([](const std::vector<std::string>& models, int32_t num_envs, const std::string& cost,
                        const std::string& rates, const std::string& gpu, int32_t max_steps, int32_t max_locations,
-                       const std::string& reward, int64_t batch, int32_t threads, uint64_t seed) {
+                       const std::string& reward, int64_t batch, int32_t threads, uint64_t seed,
+                       bool location_rewards) {
              return std::make_unique<PythonVectorEnv>(
-                 models, num_envs, EnvSettings{cost, rates, gpu, max_steps, max_locations, reward}, batch, threads,
-                 seed);
+                 models, num_envs, EnvSettings{cost, rates, gpu, max_steps, max_locations, reward, location_rewards},
+                 batch, threads, seed);
            }),
            py::arg("models"), py::arg("num_envs"), py::arg("cost"), py::arg("rates"), py::arg("gpu"),
            py::arg("max_steps"), py::arg("max_locations"), py::arg("reward"), py::arg("batch"), py::arg("threads"),
-           py::arg("seed"))
+           py::arg("seed"), py::arg("location_rewards") = false)
       .def("reset", &PythonVectorEnv::reset, py::arg("seed") = py::none())
       .def("step", &PythonVectorEnv::step, py::arg("actions"))
       .def_property_readonly("num_envs", &PythonVectorEnv::num_envs)

@@ -148,6 +148,10 @@ struct CompactObservation {
   locationCounts @12 :Data;  # int32, one per entry of locationXfers
   nodeBegin @13 :Data;       # int32 [locations + 1]
   matchNodes @14 :Data;      # int32, node indices
+  # With location rewards on (both empty otherwise): the reward of each
+  # listed location, and of each xfer's best location.
+  locationReward @15 :Data;  # float32 [locations]
+  xferReward @16 :Data;      # float32 [numXfers + 1]
 }
 
 # A dream actor's rollout (worldmodel/, model-based runs): `steps` steps of

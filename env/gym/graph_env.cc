@@ -7,6 +7,7 @@
 #include "common/latency.h"
 #include "env/gym/graph_features.h"
 #include "env/ops/executor.h"
+#include "env/search/rewrite_price.h"
 
 namespace graphworld {
 
@@ -208,13 +209,21 @@ void GraphEnv::refresh_graph_tuple() {
   // Matched nodes of every allowed (xfer, location), in location order.
   o.node_begin.assign(1, 0);
   o.match_nodes.clear();
+  o.location_reward.clear();
   const auto n = static_cast<size_t>(num_xfers());
+  if (options_.location_rewards) o.xfer_reward.assign(n + 1, 0.0f);
   for (size_t r = 0; r < n; ++r) {
     const int32_t count = o.location_begin[r + 1] - o.location_begin[r];
     for (int32_t l = 0; l < count; ++l) {
-      for (OpId op : rewriter_.matches()[static_cast<size_t>(match_begin_[r] + l)].ops)
-        o.match_nodes.push_back(op_to_node_[static_cast<size_t>(op)]);
+      const auto match = static_cast<size_t>(match_begin_[r] + l);
+      for (OpId op : rewriter_.matches()[match].ops) o.match_nodes.push_back(op_to_node_[static_cast<size_t>(op)]);
       o.node_begin.push_back(static_cast<int32_t>(o.match_nodes.size()));
+      if (options_.location_rewards) {
+        const auto reward = static_cast<float>(
+            100.0 * (cost_.total_ms() - cost_after_rewrite(rewriter_, match, cost_)) / initial_cost_ms_);
+        o.location_reward.push_back(reward);
+        o.xfer_reward[r] = l == 0 ? reward : std::max(o.xfer_reward[r], reward);
+      }
     }
   }
 }

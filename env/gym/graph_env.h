@@ -55,6 +55,9 @@ struct GraphEnvOptions {
   // Measured reward: timed runs of the executor (after one warm-up).
   int32_t latency_repeats = 5;
   int32_t latency_threads = 0;  // 0: all cores
+  // Fill Observation::location_reward: every allowed location is priced at
+  // every step (env/search/rewrite_price.h, without building its graph).
+  bool location_rewards = false;
 };
 
 struct Action {

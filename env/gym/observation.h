@@ -54,6 +54,15 @@ struct Observation {
   // used up (a world model predicting when it runs out needs it). Empty in
   // compact copies.
   std::vector<int32_t> match_count;
+  // With GraphEnvOptions::location_rewards, one entry per allowed (xfer,
+  // location) in node_begin's order: the incremental reward taking it now
+  // would earn, 100 * (C[t] - C[t+1]) / C[0] (positive when it saves), a
+  // one-step look-ahead such as greedy search takes. Empty otherwise.
+  std::vector<float> location_reward;
+  // With location rewards, per xfer the largest location_reward among its
+  // allowed locations (0 for NO-OP and for xfers with none): [N + 1]. Kept
+  // in full in compact copies, which drop the other xfers' locations.
+  std::vector<float> xfer_reward;
 
   int32_t location_count(int32_t xfer) const { return location_begin[xfer + 1] - location_begin[xfer]; }
   // The nodes matched by (xfer, location); empty if it is not allowed.

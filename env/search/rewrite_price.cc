@@ -148,4 +148,12 @@ std::optional<double> price_rewrite(const GraphRewriter& rewriter, size_t match_
   return total;
 }
 
+double cost_after_rewrite(const GraphRewriter& rewriter, size_t match, const CostTracker& cost) {
+  if (std::optional<double> local = price_rewrite(rewriter, match, cost)) return *local;
+  RewriteResult changes;
+  const GraphRewriter child = rewriter.rewritten_copy(match, changes);
+  CostTracker child_cost = cost;
+  return child_cost.update(child.graph(), changes.removed, changes.added_or_changed());
+}
+
 }  // namespace graphworld

@@ -33,4 +33,8 @@ namespace graphworld {
 // as GraphRewriter::apply would.
 std::optional<double> price_rewrite(const GraphRewriter& rewriter, size_t match, const CostTracker& cost);
 
+// The same total always: price_rewrite where it can, else by building the
+// rewritten copy and updating a copy of the tracker.
+double cost_after_rewrite(const GraphRewriter& rewriter, size_t match, const CostTracker& cost);
+
 }  // namespace graphworld

@@ -20,10 +20,7 @@ SearchState SearchState::priced_child(size_t i) const {
   return child;
 }
 
-double SearchState::child_cost_ms(size_t i) const {
-  if (std::optional<double> local = price_rewrite(rewriter, i, cost)) return *local;
-  return priced_child(i).cost_ms();
-}
+double SearchState::child_cost_ms(size_t i) const { return cost_after_rewrite(rewriter, i, cost); }
 
 void finish_result(SearchResult& result, const SearchState& best, const RuleMatcher& matcher, const Stopwatch& clock) {
   result.graph = best.rewriter.graph().pruned();

@@ -30,15 +30,20 @@ class GraphEnv(_Base):
     ``gpu``, ``measured``, ``cuda``); ``rates`` an analytic rates file
     (``configs/gpu_rates.yaml``); ``gpu`` the GPU profile of ``cost="gpu"``.
     ``seed`` seeds the first ``reset()`` (``reset(seed=...)`` reseeds).
+    ``location_rewards=True`` adds ``observation["location_reward"]``: for
+    each allowed (xfer, location), in ``node_begin``'s order, the reward
+    taking it now would earn (the cost it saves at once, in percent of the
+    initial cost; greedy search takes the largest). Every allowed location is
+    priced at every step, which costs time on graphs with many matches.
     """
 
     metadata = {"render_modes": []}
 
     def __init__(self, model, cost="analytic", rates=None, max_steps=100, seed=None, max_locations=200,
-                 reward="incremental", gpu="h100-sxm", batch=1):
+                 reward="incremental", gpu="h100-sxm", batch=1, location_rewards=False):
         model = os.fspath(model)
         self._core = _core.GraphEnv(model, cost, os.fspath(rates) if rates else "", gpu, int(max_steps),
-                                    int(max_locations), reward, int(batch))
+                                    int(max_locations), reward, int(batch), bool(location_rewards))
         self._next_seed = 0 if seed is None else int(seed)
         self.num_xfers = self._core.num_xfers
         self.noop = self.num_xfers
@@ -46,7 +51,8 @@ class GraphEnv(_Base):
         self.max_steps = self._core.max_steps
         self.action_space = spaces.action_space(self.num_xfers, self.max_locations)
         self.observation_space = spaces.observation_space(self.num_xfers, self.max_locations, NODE_FEATURE_DIM,
-                                                          EDGE_FEATURE_DIM, GLOBAL_FEATURE_DIM)
+                                                          EDGE_FEATURE_DIM, GLOBAL_FEATURE_DIM,
+                                                          location_rewards=bool(location_rewards))
 
     def reset(self, *, seed=None, options=None):
         """Starts an episode: ``(observation, info)``.

@@ -13,7 +13,9 @@ class Policy:
     gives ``(xfer, location)``: the most likely action when ``greedy``
     (the default), else one sampled with the policy's own generator,
     seeded by ``seed``. ``value(obs)`` is the value head's estimate. The
-    observation's rules must be the policy's (``num_xfers``).
+    observation's rules must be the policy's (``num_xfers``). A policy with
+    ``location_rewards`` reads the observation's ``location_reward`` and
+    ``xfer_reward``: make its environment with ``location_rewards=True``.
     """
 
     def __init__(self, path, seed=0):
@@ -24,6 +26,7 @@ class Policy:
         self.max_locations = self._core.max_locations
         self.cost_model = self._core.cost_model
         self.trained_on = list(self._core.trained_on)
+        self.location_rewards = self._core.location_rewards
 
     def act(self, observation, greedy=True):
         return self._core.act(observation, bool(greedy))

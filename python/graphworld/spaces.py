@@ -190,12 +190,14 @@ def vector_action_space(num_envs, num_xfers, max_locations):
     return s.MultiDiscrete(np.tile(np.array([num_xfers + 1, max_locations], dtype=np.int64), (num_envs, 1)))
 
 
-def _graph_arrays(s, node_feature_dim, edge_feature_dim):
+def _graph_arrays(s, node_feature_dim, edge_feature_dim, location_rewards):
     """The graph-sized arrays, the same for one environment and for a batch
     (where they hold every environment's graph, one after another)."""
     inf = np.float32(np.inf)
     index = s.Discrete(np.iinfo(np.int32).max)  # a node or match index (Discrete: Gymnasium checks its members as scalars)
+    rewards = {"location_reward": s.Sequence(s.Box(-inf, inf, (), dtype=np.float32), stack=True)}
     return {
+        **(rewards if location_rewards else {}),
         "node_features": s.Sequence(s.Box(-inf, inf, (node_feature_dim,), dtype=np.float32), stack=True),
         "edge_features": s.Sequence(s.Box(-inf, inf, (edge_feature_dim,), dtype=np.float32), stack=True),
         "senders": s.Sequence(index, stack=True),
@@ -207,7 +209,7 @@ def _graph_arrays(s, node_feature_dim, edge_feature_dim):
 
 
 def vector_observation_space(num_envs, num_xfers, max_locations, node_feature_dim, edge_feature_dim,
-                             global_feature_dim):
+                             global_feature_dim, location_rewards=False):
     """VectorEnv's batched observation dict: the masks per environment, the
     graphs as one batch (python/README.md lists the arrays)."""
     s = _module()
@@ -218,20 +220,25 @@ def vector_observation_space(num_envs, num_xfers, max_locations, node_feature_di
         "location_mask": s.MultiBinary([num_envs, num_xfers, max_locations]),
         "n_node": per_env,
         "n_edge": per_env,
-        **_graph_arrays(s, node_feature_dim, edge_feature_dim),
+        **_graph_arrays(s, node_feature_dim, edge_feature_dim, location_rewards),
         "globals": s.Box(-np.float32(np.inf), np.float32(np.inf), (num_envs, global_feature_dim), dtype=np.float32),
         "location_begin": s.Box(0, most, (num_envs, num_xfers + 1), dtype=np.int32),
         "location_offset": per_env,
+        **({"xfer_reward": s.Box(-np.float32(np.inf), np.float32(np.inf), (num_envs, num_xfers + 1),
+                                 dtype=np.float32)} if location_rewards else {}),
     })
 
 
-def observation_space(num_xfers, max_locations, node_feature_dim, edge_feature_dim, global_feature_dim):
+def observation_space(num_xfers, max_locations, node_feature_dim, edge_feature_dim, global_feature_dim,
+                      location_rewards=False):
     """The observation dict's arrays (python/README.md lists them)."""
     s = _module()
     return s.Dict({
         "xfer_mask": s.MultiBinary(num_xfers + 1),
         "location_mask": s.MultiBinary([num_xfers, max_locations]),
-        **_graph_arrays(s, node_feature_dim, edge_feature_dim),
+        **_graph_arrays(s, node_feature_dim, edge_feature_dim, location_rewards),
         "globals": s.Box(-np.float32(np.inf), np.float32(np.inf), (global_feature_dim,), dtype=np.float32),
         "location_begin": s.Box(0, np.iinfo(np.int32).max, (num_xfers + 1,), dtype=np.int32),
+        **({"xfer_reward": s.Box(-np.float32(np.inf), np.float32(np.inf), (num_xfers + 1,), dtype=np.float32)}
+           if location_rewards else {}),
     })

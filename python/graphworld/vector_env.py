@@ -54,13 +54,13 @@ class VectorEnv(_Base):
     render_mode = None
 
     def __init__(self, models, num_envs, cost="analytic", rates=None, max_steps=100, seed=None, max_locations=200,
-                 reward="incremental", gpu="h100-sxm", batch=1, threads=2):
+                 reward="incremental", gpu="h100-sxm", batch=1, threads=2, location_rewards=False):
         if isinstance(models, (str, os.PathLike)):
             models = [models]
         models = [os.fspath(m) for m in models]
         self._core = _core.VectorEnv(models, int(num_envs), cost, os.fspath(rates) if rates else "", gpu,
                                      int(max_steps), int(max_locations), reward, int(batch), int(threads),
-                                     0 if seed is None else int(seed))
+                                     0 if seed is None else int(seed), bool(location_rewards))
         self.num_envs = self._core.num_envs
         self.num_xfers = self._core.num_xfers
         self.noop = self.num_xfers
@@ -70,11 +70,13 @@ class VectorEnv(_Base):
         self.single_action_space = spaces.action_space(self.num_xfers, self.max_locations)
         self.single_observation_space = spaces.observation_space(self.num_xfers, self.max_locations,
                                                                  NODE_FEATURE_DIM, EDGE_FEATURE_DIM,
-                                                                 GLOBAL_FEATURE_DIM)
+                                                                 GLOBAL_FEATURE_DIM,
+                                                                 location_rewards=bool(location_rewards))
         self.action_space = spaces.vector_action_space(self.num_envs, self.num_xfers, self.max_locations)
         self.observation_space = spaces.vector_observation_space(self.num_envs, self.num_xfers, self.max_locations,
                                                                  NODE_FEATURE_DIM, EDGE_FEATURE_DIM,
-                                                                 GLOBAL_FEATURE_DIM)
+                                                                 GLOBAL_FEATURE_DIM,
+                                                                 location_rewards=bool(location_rewards))
         self.closed = False
 
     def reset(self, *, seed=None, options=None):

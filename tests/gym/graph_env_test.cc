@@ -99,6 +99,40 @@ TEST_P(GraphEnvOnZoo, IncrementalRewardsSumToTheTotalReduction) {
   EXPECT_NEAR(env.cost_ms(), graph_cost(env.graph(), cost_model()).total_ms, 1e-9 * env.initial_cost_ms());
 }
 
+// Location rewards: along a random episode, each allowed location's entry is
+// the reward a clone earns by taking it, to float precision (the env prices
+// with the same arithmetic as the step).
+TEST_P(GraphEnvOnZoo, LocationRewardsAreWhatEachLocationEarns) {
+  GraphEnvOptions options;
+  options.location_rewards = true;
+  options.max_steps = 6;
+  GraphEnv env(build_zoo_model(GetParam(), {}), matcher(), cost_model(), options);
+  std::mt19937_64 rng(5);
+  env.reset(0);
+  int checked = 0;
+  while (!env.done()) {
+    const Observation& obs = env.observation();
+    ASSERT_EQ(obs.location_reward.size(), obs.node_begin.size() - 1);
+    size_t k = 0;
+    for (int32_t x = 0; x < env.num_xfers(); ++x)
+      for (int32_t l = 0; l < obs.location_count(x); ++l, ++k) {
+        if (k % 7 != 0) continue;  // a sample keeps the test quick on NasRNN
+        auto clone = env.clone();
+        const StepResult r = clone->step({x, l});
+        ASSERT_EQ(obs.location_reward[k], static_cast<float>(r.reward))
+            << GetParam() << " step " << env.steps() << ": " << matcher().rules()[static_cast<size_t>(x)].name
+            << " location " << l;
+        ++checked;
+      }
+    Action a = random_allowed_action(obs, rng);
+    if (a.xfer == env.noop()) break;
+    env.step(a);
+  }
+  EXPECT_GT(checked, 5);
+  GraphEnv plain(build_zoo_model(GetParam(), {}), matcher(), cost_model(), {});
+  EXPECT_TRUE(plain.reset(0).location_reward.empty()) << "off by default";
+}
+
 INSTANTIATE_TEST_SUITE_P(Zoo, GraphEnvOnZoo, ::testing::Values("resnet18", "bert", "squeezenet1.1", "nasrnn"),
                          [](const auto& info) {
                            std::string name = info.param;

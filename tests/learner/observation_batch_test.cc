@@ -3,6 +3,7 @@
 // locations of a chosen xfer with the nodes each matched.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <span>
 
 #include "common/error.h"
@@ -11,6 +12,7 @@
 #include "env/rules/rule_library.h"
 #include "env/zoo/zoo.h"
 #include "learner/observation_batch.h"
+#include "learner/rollout.h"
 
 namespace graphworld {
 namespace {
@@ -86,6 +88,52 @@ TEST(ObservationBatch, CandidatesListTheMatchedNodesOfTheChosenXfer) {
     if (!ob.xfer_mask[x]) masked = x;
   ASSERT_GE(masked, 0);
   EXPECT_THROW(location_candidates({&oa, &ob}, batch, {xa, masked}), UsageError);
+}
+
+// Location rewards: the batch takes each observation's xfer rewards as they
+// are, the candidates their locations' rewards, and compact copies keep
+// both. A batch with one observation lacking them has none.
+TEST(ObservationBatch, CarriesLocationRewardsWhenEveryObservationHasThem) {
+  AnalyticCostModel cost;
+  GraphEnvOptions with;
+  with.location_rewards = true;
+  GraphEnv a(build_zoo_model("resnet18", {}), matcher(), cost, with);
+  GraphEnv b(build_zoo_model("squeezenet1.1", {}), matcher(), cost, with);
+  GraphEnv plain(build_zoo_model("squeezenet1.1", {}), matcher(), cost);
+  const Observation& oa = a.reset(1);
+  const Observation& ob = b.reset(2);
+  ASSERT_TRUE(has_location_rewards(oa) && has_location_rewards(ob));
+  EXPECT_FALSE(has_location_rewards(plain.reset(2)));
+  const auto width = static_cast<size_t>(oa.num_xfers + 1);
+  int32_t xa = -1;
+  for (int32_t x = 0; x < oa.num_xfers && xa < 0; ++x)
+    if (oa.xfer_mask[x] && oa.location_count(x) > 1) xa = x;
+  ASSERT_GE(xa, 0);
+  // Each xfer's reward is its best location's, NO-OP's 0.
+  float best = oa.location_reward[static_cast<size_t>(oa.location_begin[xa])];
+  for (int32_t l = 1; l < oa.location_count(xa); ++l)
+    best = std::max(best, oa.location_reward[static_cast<size_t>(oa.location_begin[xa] + l)]);
+  EXPECT_EQ(oa.xfer_reward[static_cast<size_t>(xa)], best);
+  EXPECT_EQ(oa.xfer_reward[width - 1], 0.0f);
+
+  const ObservationBatch batch = batch_observations({&oa, &ob});
+  ASSERT_EQ(batch.xfer_best_reward.size(), 2 * width);
+  EXPECT_TRUE(std::equal(ob.xfer_reward.begin(), ob.xfer_reward.end(), batch.xfer_best_reward.begin() + width));
+  const LocationCandidates c = location_candidates({&oa, &ob}, batch, {xa, ob.num_xfers});
+  ASSERT_EQ(c.candidate_reward.size(), static_cast<size_t>(oa.location_count(xa)));
+  for (int32_t l = 0; l < oa.location_count(xa); ++l)
+    EXPECT_EQ(c.candidate_reward[static_cast<size_t>(l)], oa.location_reward[static_cast<size_t>(oa.location_begin[xa] + l)]);
+
+  // Compact copies (what actors send) keep the taken xfer's rewards and every xfer reward.
+  const Observation ca = compact_observation(oa, xa);
+  ASSERT_TRUE(has_location_rewards(ca));
+  const ObservationBatch compact = batch_observations({&ca});
+  EXPECT_TRUE(std::equal(oa.xfer_reward.begin(), oa.xfer_reward.end(), compact.xfer_best_reward.begin()));
+  EXPECT_EQ(location_candidates({&ca}, compact, {xa}).candidate_reward,
+            location_candidates({&oa}, batch_observations({&oa}), {xa}).candidate_reward);
+
+  const Observation& op = plain.reset(2);
+  EXPECT_TRUE(batch_observations({&oa, &op}).xfer_best_reward.empty()) << "one observation without rewards";
 }
 
 TEST(ObservationBatch, TerminalObservationsAreRefused) {

@@ -52,6 +52,30 @@ TEST(PolicyFile, RoundTripsWeightsAndDescription) {
     EXPECT_NE(text.find(words), std::string::npos) << words << " missing in\n" << text;
 }
 
+// A policy that reads location rewards says so in its file, and its
+// rollouts turn them on without being asked.
+TEST(PolicyFile, KeepsLocationRewardsAndItsRolloutsMakeThem) {
+  const RuleLibrary& library = default_rule_library();
+  PolicyFileInfo info = info_for(library);
+  info.network.location_rewards = true;
+  PolicyNetwork net(info.network);
+  const std::string path = testing::scratch_dir() + "/rewards.gwpolicy";
+  save_policy_file(path, net, info);
+  LoadedPolicy loaded = load_policy_file(path);
+  EXPECT_TRUE(loaded.info.network.location_rewards);
+  EXPECT_EQ(loaded.network.save_parameters(), net.save_parameters());
+  EXPECT_NE(describe_policy(loaded.info, loaded.network.num_parameters()).find("reads location rewards"),
+            std::string::npos);
+  auto cost = testing::gpu_like_cost();
+  PolicyRolloutOptions options;
+  options.rollouts = 2;
+  options.env.max_steps = 5;  // location_rewards left off: the policy's config turns them on
+  const SearchResult r =
+      optimize_with_policy(build_zoo_model("squeezenet1.1", {}), testing::default_matcher(), *cost, loaded.network, options);
+  EXPECT_LE(r.best_cost_ms, r.original_cost_ms);
+  EXPECT_GT(r.explored, 0);
+}
+
 TEST(PolicyFile, RefusesAnotherRuleLibraryOrFeatureVersion) {
   const RuleLibrary& library = default_rule_library();
   PolicyFileInfo info = info_for(library);

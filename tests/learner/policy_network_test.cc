@@ -12,6 +12,7 @@
 #include "env/zoo/zoo.h"
 #include "learner/policy_module.h"
 #include "learner/policy_network.h"
+#include "learner/rollout.h"
 #include "tests/learner/training_fixture.h"
 
 namespace graphworld {
@@ -111,6 +112,56 @@ TEST(PolicyNetwork, EvaluatedActionsCarryGradientsAndMatchSampling) {
     if (p.grad().defined()) grad_norm += p.grad().pow(2).sum().item<double>();
   EXPECT_GT(grad_norm, 0.0);
   EXPECT_TRUE(std::isfinite(grad_norm));
+}
+
+// A network that reads location rewards: acting and the PPO update (on the
+// compact copies actors send) give the same log-probabilities; the rewards
+// move both heads' scores; observations without them are refused, naming
+// the option.
+TEST(PolicyNetwork, LocationRewardsReachBothHeadsTheSameWayWhenActingAndLearning) {
+  AnalyticCostModel cost;
+  GraphEnvOptions with;
+  with.location_rewards = true;
+  GraphEnv a(build_zoo_model("resnet18", {}), matcher(), cost, with);
+  GraphEnv b(build_zoo_model("squeezenet1.1", {}), matcher(), cost, with);
+  const Observation& oa = a.reset(1);
+  const Observation& ob = b.reset(2);
+  PolicyNetwork net = testing::small_network(4, /*location_rewards=*/true);
+  std::mt19937_64 rng(13);
+  const auto steps = net.act({&oa, &ob}, rng);
+  const std::vector<Action> actions{steps[0].action, steps[1].action};
+  const Observation ca = compact_observation(oa, actions[0].xfer), cb = compact_observation(ob, actions[1].xfer);
+  const ActionEvaluation eval = evaluate_actions(net.impl().module, {&ca, &cb}, actions);
+  for (int g = 0; g < 2; ++g) EXPECT_NEAR(eval.log_prob[g].item<double>(), steps[g].log_prob, 1e-5) << g;
+
+  // Both heads read the rewards: change one xfer's reward, or one location's.
+  int32_t x = -1;
+  for (int32_t k = 0; k < oa.num_xfers && x < 0; ++k)
+    if (oa.xfer_mask[k] && oa.location_count(k) > 1) x = k;
+  ASSERT_GE(x, 0);
+  const Action first{x, 0};
+  const float before = net.log_probs({&oa}, {first})[0];
+  Observation changed = oa;
+  changed.xfer_reward[static_cast<size_t>(x)] += 3.0f;
+  EXPECT_NE(net.log_probs({&changed}, {first})[0], before) << "xfer head";
+  changed = oa;
+  changed.location_reward[static_cast<size_t>(oa.location_begin[x])] += 3.0f;
+  EXPECT_NE(net.log_probs({&changed}, {first})[0], before) << "location head";
+
+  GraphEnv plain(build_zoo_model("squeezenet1.1", {}), matcher(), cost);
+  const Observation& op = plain.reset(2);
+  try {
+    net.act({&op}, rng);
+    FAIL() << "an observation without location rewards was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("network.location_rewards"), std::string::npos) << e.what();
+  }
+  // A network without them ignores them.
+  PolicyNetwork without = make_network();
+  Observation no_rewards = oa;
+  no_rewards.location_reward.clear();
+  no_rewards.xfer_reward.clear();
+  EXPECT_EQ(without.log_probs({&oa}, {first})[0], without.log_probs({&no_rewards}, {first})[0]);
 }
 
 TEST(PolicyNetwork, BatchedEncodingEqualsEncodingEachAlone) {

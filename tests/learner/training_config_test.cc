@@ -56,7 +56,8 @@ TEST(TrainingConfig, EveryKeyReachesItsField) {
     for (const std::string& g : o.graphs) s << g << ",";
     s << o.total_env_steps << o.seed << o.checkpoint_every << o.keep_checkpoints << o.threads << o.device << o.overlap
       << o.cost_model << o.rates << o.rules << o.cost_table << o.gpu << o.gpu_table << o.network.hidden
-      << o.network.message_rounds << o.ppo.learning_rate << o.ppo.epochs << o.ppo.minibatch_size << o.ppo.gamma
+      << o.network.message_rounds << o.network.location_rewards << o.collector.env.location_rewards
+      << o.ppo.learning_rate << o.ppo.epochs << o.ppo.minibatch_size << o.ppo.gamma
       << o.ppo.gae_lambda << o.ppo.clip << o.ppo.value_coef << o.ppo.entropy_coef << o.ppo.max_grad_norm
       << o.ppo.normalize_advantages << o.ppo.workers << o.ppo.cuda_graphs << o.collector.num_envs << o.collector.steps_per_env << o.collector.env.max_steps
       << o.collector.env.max_locations << static_cast<int>(o.collector.env.reward);

@@ -27,12 +27,14 @@ inline const RuleMatcher& default_matcher() {
 }
 
 // A small policy network for the built-in rules (hidden 16, 2 rounds).
-inline PolicyNetwork small_network(uint64_t seed) {
+// `location_rewards`: a network that reads them (its environments must make them).
+inline PolicyNetwork small_network(uint64_t seed, bool location_rewards = false) {
   PolicyNetworkConfig config;
   config.num_xfers = static_cast<int32_t>(default_matcher().num_rules());
   config.hidden = 16;
   config.message_rounds = 2;
   config.seed = seed;
+  config.location_rewards = location_rewards;
   return PolicyNetwork(config);
 }
 
@@ -98,6 +100,8 @@ inline void expect_same_observation(const Observation& a, const Observation& b, 
   EXPECT_EQ(a.location_begin, b.location_begin) << where;
   EXPECT_EQ(a.node_begin, b.node_begin) << where;
   EXPECT_EQ(a.match_nodes, b.match_nodes) << where;
+  EXPECT_EQ(a.location_reward, b.location_reward) << where;
+  EXPECT_EQ(a.xfer_reward, b.xfer_reward) << where;
 }
 
 }  // namespace graphworld::testing

@@ -35,19 +35,26 @@ struct Collected {
   std::unique_ptr<AnalyticCostModel> cost = testing::gpu_like_cost();
   RolloutCollectorOptions options;
   Rollout rollout;
-  Collected() {
+  explicit Collected(bool location_rewards = false) {
     options.num_envs = 3;
     options.steps_per_env = 12;
     options.env.max_steps = 6;  // episodes end inside the segments
+    options.env.location_rewards = location_rewards;
     options.seed = 4;
     RolloutCollector collector(graphs, default_matcher(), *cost, options);
-    PolicyNetwork net = testing::small_network(2);
+    PolicyNetwork net = testing::small_network(2, location_rewards);
     rollout = *collector.collect(net, 0, nullptr);
   }
 };
 
 const Collected& collected() {
   static const Collected c;
+  return c;
+}
+
+// Made by a policy that reads location rewards: its observations carry them.
+const Collected& collected_with_rewards() {
+  static const Collected c(true);
   return c;
 }
 
@@ -108,6 +115,38 @@ TEST(WireMessage, ARealRolloutSurvivesEncodingExactly) {
   ASSERT_TRUE(got_counts.message) << got_counts.error;
   EXPECT_EQ(std::get<Rollout>(got_counts.message->body).cost_table_hits, 41);
   EXPECT_EQ(std::get<Rollout>(got_counts.message->body).cost_model_fallbacks, 3);
+}
+
+TEST(WireMessage, LocationRewardsSurviveEncodingExactly) {
+  const Rollout& sent = collected_with_rewards().rollout;
+  const DecodeResult got = decode(encode_message(trajectory_message(sent)));
+  ASSERT_TRUE(got.message) << got.error;
+  const Rollout& r = std::get<Rollout>(got.message->body);
+  ASSERT_EQ(r.segments.size(), sent.segments.size());
+  size_t with_locations = 0;
+  for (size_t s = 0; s < r.segments.size(); ++s)
+    for (size_t k = 0; k < r.segments[s].steps.size(); ++k) {
+      const Observation& o = r.segments[s].steps[k].observation;
+      ASSERT_EQ(o.xfer_reward.size(), static_cast<size_t>(o.num_xfers) + 1);
+      with_locations += o.location_reward.empty() ? 0 : 1;
+      expect_same_observation(o, sent.segments[s].steps[k].observation,
+                              "segment " + std::to_string(s) + " step " + std::to_string(k));
+    }
+  EXPECT_GT(with_locations, 0u);
+  // A reward that is not finite, or rewards that do not fit the locations, are refused.
+  for (int spoil = 0; spoil < 2; ++spoil) {
+    Rollout broken = sent;
+    RolloutStep* target = nullptr;
+    for (RolloutSegment& s : broken.segments)
+      for (RolloutStep& step : s.steps)
+        if (!target && !step.observation.location_reward.empty()) target = &step;
+    ASSERT_NE(target, nullptr);
+    if (spoil == 0) target->observation.location_reward[0] = std::nanf("");
+    else target->observation.location_reward.push_back(1.0f);
+    const DecodeResult bad = decode(encode_message(trajectory_message(std::move(broken))));
+    EXPECT_FALSE(bad.message) << spoil;
+    EXPECT_NE(bad.error.find(spoil == 0 ? "not finite" : "locationReward"), std::string::npos) << bad.error;
+  }
 }
 
 TEST(WireMessage, EachStepNamesTheEpisodeThatRebuildsItsObservation) {

@@ -131,3 +131,32 @@ def test_spaces_sample_members_of_themselves(env):
     assert 0 <= action[0] <= env.noop and 0 <= action[1] < env.max_locations
     sample = env.observation_space.sample()
     assert env.observation_space.contains(sample)
+
+
+def test_location_rewards_are_the_rewards_each_location_earns(gpu_rates):
+    """With location_rewards on, entry k of location_reward is the reward the
+    k-th allowed (xfer, location) earns when it is taken: checked by taking
+    each of the first step's locations in a fresh episode."""
+    env = graphworld.GraphEnv("squeezenet1.1", rates=gpu_rates, max_steps=40, seed=3, location_rewards=True)
+    obs, _ = env.reset(seed=0)
+    assert set(obs) == KEYS | {"location_reward", "xfer_reward"}
+    assert obs["location_reward"].dtype == np.float32 and obs["xfer_reward"].shape == (env.num_xfers + 1,)
+    assert obs["location_reward"].shape == (obs["node_begin"].shape[0] - 1,)
+    assert env.observation_space.contains(obs)
+    actions = allowed_actions(obs)  # xfer-major, location order: node_begin's order
+    assert len(actions) == obs["location_reward"].shape[0] >= 5
+    rewards = obs["location_reward"].copy()
+    assert rewards.max() > 0 > rewards.min()  # some locations pay at once, some cost more
+    # xfer_reward: each rule's best location (0 for NO-OP and rules with none).
+    begin = obs["location_begin"]
+    for x in range(env.num_xfers):
+        best = rewards[begin[x]:begin[x + 1]].max() if begin[x + 1] > begin[x] else 0.0
+        assert obs["xfer_reward"][x] == best
+    assert obs["xfer_reward"][-1] == 0
+    for k, action in enumerate(actions):
+        env.reset(seed=0)
+        _, reward, _, _, _ = env.step(action)
+        assert rewards[k] == np.float32(reward), f"location {k} {action}"
+    # Off by default.
+    plain, _ = graphworld.GraphEnv("squeezenet1.1", rates=gpu_rates, seed=3).reset(seed=0)
+    assert "location_reward" not in plain and "xfer_reward" not in plain

@@ -176,3 +176,31 @@ def test_a_graph_no_rule_matches_ends_at_once_and_keeps_stepping(tmp_path):
         obs, rewards, terminated, truncated, infos = envs.step(actions)
         assert terminated[0] and infos["end_reason"][0] == "no-match"
         actions = random_actions(obs, np.random.default_rng(1), envs.noop)
+
+
+def test_location_rewards_are_each_environments_own(gpu_rates):
+    """location_reward in the batch: environment i's entries start at
+    location_offset[i] and are what its own GraphEnv shows."""
+    n = 3
+    envs = graphworld.VectorEnv(MODELS, num_envs=n, rates=gpu_rates, max_steps=6, seed=10, threads=2,
+                                location_rewards=True)
+    singles = [graphworld.GraphEnv(MODELS[i % 2], rates=gpu_rates, max_steps=6, location_rewards=True)
+               for i in range(n)]
+    obs, _ = envs.reset()
+    assert envs.observation_space.contains(obs)
+    single_obs = [env.reset(seed=10 + i)[0] for i, env in enumerate(singles)]
+    rng = np.random.default_rng(1)
+    for step in range(3):
+        assert obs["location_reward"].shape == (obs["node_begin"].shape[0] - 1,)
+        for i in range(n):
+            begin = obs["location_offset"][i]
+            mine = obs["location_reward"][begin:begin + obs["location_begin"][i][-1]]
+            assert np.array_equal(mine, single_obs[i]["location_reward"]), (step, i)
+            assert np.array_equal(obs["xfer_reward"][i], single_obs[i]["xfer_reward"]), (step, i)
+        actions = random_actions(obs, rng, envs.noop)
+        obs, _, terminated, truncated, _ = envs.step(actions)
+        single_obs = [env.step(tuple(actions[i]))[0] for i, env in enumerate(singles)]
+        if terminated.any() or truncated.any():
+            break
+    plain = graphworld.VectorEnv(MODELS, num_envs=1, rates=gpu_rates, seed=10, threads=1)
+    assert "location_reward" not in plain.reset()[0]
