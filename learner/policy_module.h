@@ -28,6 +28,18 @@ struct Encoded {
   torch::Tensor graphs;  // [B, 2H]: globals and the mean of the nodes
 };
 
+// What the heads of a network with location rewards read of them: per
+// reward, [reward, reward / the largest magnitude in its group (at least
+// kRewardScaleFloor), 1 where it is its group's largest and positive]:
+// [R, kRewardFeatures]. `group` [R] int64 in [0, groups).
+inline constexpr int64_t kRewardFeatures = 3;
+inline constexpr float kRewardScaleFloor = 0.01f;  // percent of the initial cost
+// The initial weight of being the best paying choice in the reward prior
+// (PolicyModuleImpl::reward_prior): e^4 against a few dozen allowed rules
+// makes greedy search's choice the likely one before any training.
+inline constexpr float kGreedyPrior = 2.0f;
+torch::Tensor reward_features(const torch::Tensor& rewards, const torch::Tensor& group, int64_t groups);
+
 // log_softmax within each segment of a flat vector of logits.
 torch::Tensor segment_log_softmax(const torch::Tensor& logits, const torch::Tensor& index, int64_t segments);
 
@@ -68,9 +80,13 @@ struct PolicyModuleImpl : torch::nn::Module {
 
   GraphEncoder encoder{nullptr};
   torch::nn::Sequential xfer_head{nullptr}, location_head{nullptr}, value_head{nullptr};
-  // With PolicyNetworkConfig::location_rewards: a xfer's best location
-  // reward to a term of its logit (applied to every xfer alike).
+  // With PolicyNetworkConfig::location_rewards: reward features
+  // (reward_features) to a term of a score, the same for every xfer and
+  // location: a learned MLP plus a linear prior that starts greedy.
   torch::nn::Sequential reward_head{nullptr};
+  torch::nn::Linear reward_prior{nullptr};
+  // reward_head's and reward_prior's sum, [R, 1].
+  torch::Tensor reward_score(const torch::Tensor& features);
   torch::nn::Embedding xfer_embedding{nullptr};
   int64_t num_xfers = 0;
 };

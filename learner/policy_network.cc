@@ -239,10 +239,22 @@ PolicyModuleImpl::PolicyModuleImpl(const PolicyNetworkConfig& config) : num_xfer
   encoder = register_module("encoder", GraphEncoder(h, config.message_rounds));
   xfer_head = register_module("xfer_head", mlp(2 * h, h, config.num_xfers + 1));
   xfer_embedding = register_module("xfer_embedding", torch::nn::Embedding(config.num_xfers + 1, h));
-  // candidate, xfer, graph (2h), and the candidate's location reward
-  location_head = register_module("location_head", mlp(4 * h + (config.location_rewards ? 1 : 0), h, 1));
+  // candidate, xfer, graph (2h), and the candidate's reward features
+  location_head =
+      register_module("location_head", mlp(4 * h + (config.location_rewards ? kRewardFeatures : 0), h, 1));
   value_head = register_module("value_head", mlp(2 * h, h, 1));
-  if (config.location_rewards) reward_head = register_module("reward_head", mlp(1, h, 1));
+  if (config.location_rewards) {
+    reward_head = register_module("reward_head", mlp(kRewardFeatures, h, 1));
+    // The untrained policy plays about as greedy search does: the prior adds
+    // to each xfer's and each location's score its reward relative to the
+    // best, and more for the best paying one. Among a few dozen allowed rules
+    // that makes greedy search's choice the likely one, and PPO learns from
+    // there where paying now loses later (the MLP beside it starts random).
+    reward_prior = register_module("reward_prior", torch::nn::Linear(kRewardFeatures, 1));
+    torch::NoGradGuard no_grad;
+    reward_prior->weight.copy_(torch::tensor({{0.0f, kGreedyPrior / 2, kGreedyPrior / 2}}));
+    reward_prior->bias.zero_();
+  }
 }
 
 namespace {
@@ -253,11 +265,37 @@ namespace {
 }
 }  // namespace
 
+torch::Tensor reward_features(const torch::Tensor& rewards, const torch::Tensor& group, int64_t groups) {
+  // Rewards are percent of the initial cost: a merge on a large graph earns
+  // a few tenths, which a randomly initialised head barely notices. Beside
+  // the raw value, each reward relative to the largest magnitude in its
+  // group, and whether it is the group's best paying one: what greedy search
+  // acts on, as features a head can use from the first update.
+  const torch::Tensor magnitude =
+      torch::zeros({groups}, rewards.options()).scatter_reduce(0, group, rewards.abs(), "amax", /*include_self=*/true);
+  const torch::Tensor best = torch::full({groups}, -std::numeric_limits<float>::infinity(), rewards.options())
+                                 .scatter_reduce(0, group, rewards, "amax", /*include_self=*/true);
+  const torch::Tensor scale = magnitude.clamp_min(kRewardScaleFloor).index_select(0, group);
+  const torch::Tensor is_best =
+      (rewards >= best.index_select(0, group)).logical_and(rewards > 0).to(rewards.scalar_type());
+  return torch::stack({rewards, rewards / scale, is_best}, -1);
+}
+
+torch::Tensor PolicyModuleImpl::reward_score(const torch::Tensor& features) {
+  return reward_head->forward(features) + reward_prior->forward(features);
+}
+
 torch::Tensor PolicyModuleImpl::xfer_log_probs(const Encoded& e, const BatchTensors& b) {
   torch::Tensor logits = xfer_head->forward(e.graphs);
   if (reward_head) {
     if (!b.xfer_best_reward.defined()) missing_location_rewards();
-    logits = logits + reward_head->forward(b.xfer_best_reward.unsqueeze(2)).squeeze(2);
+    // Grouped by graph: each xfer's best reward against the graph's best.
+    const int64_t width = b.xfer_best_reward.size(1);
+    const torch::Tensor row =
+        torch::arange(b.num_graphs, torch::TensorOptions(b.xfer_best_reward.device()).dtype(torch::kInt64))
+            .repeat_interleave(width);
+    const torch::Tensor features = reward_features(b.xfer_best_reward.reshape({-1}), row, b.num_graphs);
+    logits = logits + reward_score(features).reshape({b.num_graphs, width});
   }
   logits = logits.masked_fill(b.xfer_mask.logical_not(), -std::numeric_limits<float>::infinity());
   return torch::log_softmax(logits, 1);
@@ -288,11 +326,14 @@ torch::Tensor PolicyModuleImpl::candidate_log_probs(const Encoded& e, const torc
       segment_sum(gather_rows(e.nodes, member_node), member_candidate, num_candidates) / members.clamp_min(1);
   std::vector<torch::Tensor> inputs{candidates, gather_rows(xfer_rows, candidate_graph),
                                     gather_rows(e.graphs, candidate_graph)};
+  torch::Tensor features;
   if (reward_head) {
     if (!candidate_reward.defined()) missing_location_rewards();
-    inputs.push_back(candidate_reward.unsqueeze(1));
+    features = reward_features(candidate_reward, candidate_graph, num_graphs);
+    inputs.push_back(features);
   }
   torch::Tensor scores = location_head->forward(torch::cat(inputs, 1)).squeeze(1);
+  if (reward_head) scores = scores + reward_score(features).squeeze(1);
   return segment_log_softmax(scores, candidate_graph, num_graphs);
 }
 

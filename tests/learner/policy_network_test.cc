@@ -164,6 +164,24 @@ TEST(PolicyNetwork, LocationRewardsReachBothHeadsTheSameWayWhenActingAndLearning
   EXPECT_EQ(without.log_probs({&oa}, {first})[0], without.log_probs({&no_rewards}, {first})[0]);
 }
 
+// The reward features, by hand: the raw reward, the reward over its group's
+// largest magnitude (at least 0.01), and 1 for the group's best paying one.
+TEST(PolicyNetwork, RewardFeaturesAreRawRelativeAndBest) {
+  const torch::Tensor rewards = torch::tensor({0.5f, -2.0f, 0.1f, 0.0f, 0.003f, -0.001f});
+  const torch::Tensor group = torch::tensor({0, 0, 0, 0, 1, 1}, torch::kInt64);
+  const torch::Tensor f = reward_features(rewards, group, 2);
+  const torch::Tensor expected = torch::tensor({{0.5f, 0.25f, 1.0f},
+                                                {-2.0f, -1.0f, 0.0f},
+                                                {0.1f, 0.05f, 0.0f},
+                                                {0.0f, 0.0f, 0.0f},
+                                                {0.003f, 0.3f, 1.0f},
+                                                {-0.001f, -0.1f, 0.0f}});
+  EXPECT_TRUE(torch::allclose(f, expected, 1e-6, 1e-7)) << f;
+  // A group where nothing pays has no best.
+  const torch::Tensor losing = reward_features(torch::tensor({-0.5f, -0.25f}), torch::tensor({0, 0}, torch::kInt64), 1);
+  EXPECT_EQ(losing.select(1, 2).sum().item<float>(), 0.0f);
+}
+
 TEST(PolicyNetwork, BatchedEncodingEqualsEncodingEachAlone) {
   TwoGraphs t;
   PolicyNetwork net = make_network();

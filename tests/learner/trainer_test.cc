@@ -47,6 +47,22 @@ double random_policy_reduction(const Graph& graph, CostModel& cost, const GraphE
   return sum / episodes;
 }
 
+// TASO's search (budget 1000) on `graph`: what the learning tests aim at.
+double taso_reduction(const Graph& graph, CostModel& cost) {
+  SearchOptions search;
+  search.budget = 1000;
+  return taso_search(graph, default_matcher(), cost, search).reduction_pct();
+}
+
+// The learning tests' run: SqueezeNet alone, 8 environments x 32 steps,
+// 50-step episodes, 4 PPO epochs, plus `more` keys.
+Config squeezenet_learning_config(std::vector<std::string> more) {
+  std::vector<std::string> keys = {"env.num_envs=8", "env.steps_per_env=32", "env.max_steps=50", "ppo.epochs=4",
+                                   "ppo.minibatch_size=64", "train.checkpoint_every=1000"};
+  keys.insert(keys.end(), more.begin(), more.end());
+  return testing::small_training_config(keys);
+}
+
 // The learning test. SqueezeNet 1.1 under GPU-like rates: TASO's search
 // finds about 19%, a random policy gets a small fraction of it. After 4096
 // real steps (single thread, fixed seeds) the greedy policy must reach 90% of
@@ -56,14 +72,10 @@ double random_policy_reduction(const Graph& graph, CostModel& cost, const GraphE
 TEST(Trainer, LearnsToReachTasoOnSqueezeNet) {
   auto cost = testing::gpu_like_cost();
   const Graph graph = build_zoo_model("squeezenet1.1", {});
-  SearchOptions search;
-  search.budget = 1000;
-  const double taso = taso_search(graph, default_matcher(), *cost, search).reduction_pct();
+  const double taso = taso_reduction(graph, *cost);
   ASSERT_GT(taso, 10.0) << "the GPU-like rates should make rewrites pay off on SqueezeNet";
 
-  const Config config = testing::small_training_config(
-      {"env.num_envs=8", "env.steps_per_env=32", "env.max_steps=50", "ppo.epochs=4", "ppo.minibatch_size=64",
-       "train.total_env_steps=4096", "train.checkpoint_every=1000"});
+  const Config config = squeezenet_learning_config({"train.total_env_steps=4096"});
   Trainer trainer(run_settings(config), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost,
                   testing::fresh_dir("learning-run"), false);
   std::vector<double> curve;
@@ -94,19 +106,16 @@ TEST(Trainer, LearnsToReachTasoOnSqueezeNet) {
 // With location rewards the policy sees the one step greedy search sees and
 // learns where to depart from it: in half the steps it reaches TASO's
 // figure, past greedy search's and far past a random policy's. Without
-// learning it does not (the reward head starts random).
+// learning (ppo.learning_rate=1e-8) it stays at greedy search's figure, where
+// its prior starts it, and fails.
 TEST(Trainer, WithLocationRewardsLearnsToReachTasoOnSqueezeNetInHalfTheSteps) {
   auto cost = testing::gpu_like_cost();
   const Graph graph = build_zoo_model("squeezenet1.1", {});
-  SearchOptions search;
-  search.budget = 1000;
-  const double taso = taso_search(graph, default_matcher(), *cost, search).reduction_pct();
-  const double greedy_search_pct = greedy_search(graph, default_matcher(), *cost, search).reduction_pct();
+  const double taso = taso_reduction(graph, *cost);
+  const double greedy_search_pct = greedy_search(graph, default_matcher(), *cost, {}).reduction_pct();
   ASSERT_GT(taso, greedy_search_pct + 1.0) << "SqueezeNet under GPU-like rates has more than greedy search finds";
 
-  const Config config = testing::small_training_config(
-      {"env.num_envs=8", "env.steps_per_env=32", "env.max_steps=50", "ppo.epochs=4", "ppo.minibatch_size=64",
-       "train.total_env_steps=2048", "train.checkpoint_every=1000", "network.location_rewards=true"});
+  const Config config = squeezenet_learning_config({"train.total_env_steps=2048", "network.location_rewards=true"});
   Trainer trainer(run_settings(config), testing::zoo_graphs({"squeezenet1.1"}), default_matcher(), *cost,
                   testing::fresh_dir("location-rewards-run"), false);
   trainer.run({}, [](const UpdateReport&) {});
