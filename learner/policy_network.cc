@@ -100,6 +100,14 @@ BatchTensors to_tensors(const ObservationBatch& batch, const torch::Device& devi
   return t;
 }
 
+namespace {
+// The candidates' location rewards on `device`; undefined without them.
+torch::Tensor candidate_reward_tensor(const LocationCandidates& c, const torch::Device& device) {
+  if (c.candidate_reward.empty()) return {};
+  return float_tensor(c.candidate_reward, c.num_candidates, 1).reshape({c.num_candidates}).to(device);
+}
+}  // namespace
+
 torch::Device module_device(PolicyModule& module) { return module->value_head->parameters().front().device(); }
 
 GraphEncoderImpl::GraphEncoderImpl(int64_t h, int64_t rounds) : hidden(h) {
@@ -306,12 +314,10 @@ torch::Tensor PolicyModuleImpl::location_log_probs(const Encoded& e, const Locat
   const torch::Device device = e.nodes.device();
   if (c.num_candidates == 0) return torch::zeros({0}, torch::TensorOptions(device));
   std::vector<int64_t> xfer_ids(xfers.begin(), xfers.end());
-  torch::Tensor rewards;
-  if (!c.candidate_reward.empty())
-    rewards = torch::from_blob(const_cast<float*>(c.candidate_reward.data()), {c.num_candidates}).to(device).clone();
   return candidate_log_probs(e, xfer_embedding->forward(int64_tensor(xfer_ids).to(device)),
                              int64_tensor(c.member_node).to(device), int64_tensor(c.member_candidate).to(device),
-                             int64_tensor(c.candidate_graph).to(device), c.num_candidates, num_graphs, rewards);
+                             int64_tensor(c.candidate_graph).to(device), c.num_candidates, num_graphs,
+                             candidate_reward_tensor(c, device));
 }
 
 torch::Tensor PolicyModuleImpl::candidate_log_probs(const Encoded& e, const torch::Tensor& xfer_rows,
@@ -368,9 +374,7 @@ ActionEvaluation evaluate_actions(PolicyModule& m, const std::vector<const Obser
     a.member_node = int64_tensor(c.member_node).to(device);
     a.member_candidate = int64_tensor(c.member_candidate).to(device);
     a.candidate_graph = int64_tensor(c.candidate_graph).to(device);
-    if (!c.candidate_reward.empty())
-      a.candidate_reward =
-          torch::from_blob(const_cast<float*>(c.candidate_reward.data()), {c.num_candidates}).clone().to(device);
+    a.candidate_reward = candidate_reward_tensor(c, device);
   }
   const Encoded e = m->encode(t);
   return evaluate_action_tensors(m, e, t, a, c.num_candidates > 0 ? m->xfer_embedding->forward(a.xfer) : torch::Tensor());

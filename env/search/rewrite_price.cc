@@ -137,10 +137,9 @@ std::optional<double> price_rewrite(const GraphRewriter& rewriter, size_t match_
   // new op and each rewired survivor re-priced.
   double total = cost.total_ms();
   for (OpId id : removed) total -= cost.op_ms(id);
-  for (OpId id = target.first_target; id < static_cast<OpId>(target.graph.num_ops()); ++id) {
-    total -= 0.0;
+  // (The tracker subtracts a new op's 0 first: no change to the sum.)
+  for (OpId id = target.first_target; id < static_cast<OpId>(target.graph.num_ops()); ++id)
     total += target_cost.op_ms(id);
-  }
   for (OpId id : rewired) {
     total -= cost.op_ms(id);
     total += cost.op_ms(id);
