@@ -306,6 +306,8 @@ int agent(const CliArgs& args) {
   const RuleMatcher matcher(library.rules);
   GraphEnvOptions env_options;
   env_options.max_steps = static_cast<int32_t>(args.int_value("--max-steps", 200));
+  // Every location priced, so that each chosen rule goes where it pays most.
+  env_options.location_rewards = args.flag("--best-locations");
   std::vector<GraphEnv> envs;
   std::vector<GraphEnv*> env_pointers;
   std::vector<std::string> names;
@@ -322,6 +324,7 @@ int agent(const CliArgs& args) {
   options.settings.episodes_per_round =
       static_cast<int32_t>(args.int_value("--episodes-per-round", options.settings.episodes_per_round));
   options.settings.verify_plans = !args.flag("--no-plan-checks");
+  options.settings.best_locations = env_options.location_rewards;
   options.settings.calibration_episodes =
       static_cast<int32_t>(args.int_value("--calibration-episodes", options.settings.calibration_episodes));
   options.settings.calibration_keeps_controller_memory = !args.flag("--calibration-moves-controller-memory");
@@ -469,6 +472,8 @@ Subcommand worldmodel_command() {
                                                     "(a rewrite pays what its reward falls short of this; default 0.01)"},
                {"--episodes-per-round", "", "N", "agent: controller episodes per graph per round (default 1)"},
                {"--no-plan-checks", "", "", "agent: do not play the dream's greedy plan in the real graphs each round"},
+               {"--best-locations", "", "", "agent: apply each rule the controller picks at its best-paying location (the\n"
+                                            "environments price every location; default: its first location)"},
                {"--calibration-episodes", "", "N", "agent: the final controller's sampled episodes per graph that the world model learns from before it predicts that controller (default 4)"},
                {"--calibration-moves-controller-memory", "", "", "agent: let that retraining move the controller's LSTM and\n"
                                                                  "the next-z mixture too (default: only the bookkeeping half)"},

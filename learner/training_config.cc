@@ -172,6 +172,11 @@ const TrainingKeys& training_keys() {
         "each round but the last, also play the dream's greedy plan per graph in the real graph, so the "
         "world model learns where its dream was wrong",
         [](TrainingOptions & o) -> auto& { return o.model_based.verify_plans; });
+    k.boolean(
+        "model_based.best_locations", false,
+        "the environments price every location, and each rule the controller picks is applied at its "
+        "best-paying location (greedy search's place for it) instead of its first one",
+        [](TrainingOptions & o) -> auto& { return o.model_based.best_locations; });
     k.integer(
         "model_based.calibration_episodes", 4, 0, 100000,
         "in the last round, the final controller's sampled episodes per graph that the world model learns from "
@@ -245,8 +250,9 @@ TrainingOptions training_options_from(const Config& config) {
   o.network.seed = o.seed;
   o.ppo.seed = o.seed + 1;
   o.collector.seed = o.seed + 2;
-  // A policy that reads location rewards needs environments that make them.
-  o.collector.env.location_rewards = o.network.location_rewards;
+  // A policy that reads location rewards needs environments that make them,
+  // and so does a controller whose rules go to their best-paying location.
+  o.collector.env.location_rewards = o.network.location_rewards || o.model_based.best_locations;
   return o;
 }
 

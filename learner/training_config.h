@@ -36,6 +36,7 @@ struct ModelBasedSettings {
   int32_t rounds = 0, random_episodes = 0, random_steps = 0, episodes_per_round = 0;
   double explore = 0;
   bool verify_plans = false;
+  bool best_locations = false;
   int32_t calibration_episodes = 0;
   bool calibration_keeps_controller_memory = false;
   int32_t dream_updates = 0;

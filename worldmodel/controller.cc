@@ -119,7 +119,8 @@ RealEpisodeResult real_controller_episode(GraphEnv& env, int32_t graph_index, co
         }
       }
     }
-    const Action action{m.vocabulary.xfer(static_cast<int32_t>(choice)), 0};
+    const int32_t xfer = m.vocabulary.xfer(static_cast<int32_t>(choice));
+    const Action action{xfer, chosen_location(*observation, xfer)};
     step.xfer = action.xfer;
     Observation before;
     if (on_step) before = compact_observation(*observation, action.xfer);

@@ -62,7 +62,8 @@ struct RealEpisodeResult {
 // One real episode of `env` acted by the controller: greedy (most likely
 // allowed action) or sampled (with `rng`, and a uniformly random allowed
 // action with probability `explore`). Xfers outside the model's
-// vocabulary are never chosen. Locations are always 0 (dream_env.h).
+// vocabulary are never chosen. Each rule goes to its chosen_location
+// (world_episode.h): the first, or the best-paying where `env` prices them.
 // `on_step`, if given, sees each step as an actor reports it: the compact
 // observation before it (learner/rollout.h), the action, the controller's
 // log-probability of that action and its value, and the step's result.

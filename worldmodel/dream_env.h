@@ -19,10 +19,12 @@
 // check_actions() when they read their results anyway.
 //
 // Location choice: a dream has no graph, so it cannot name places. The
-// controller picks the rule and the place is always its first location in
-// the matcher's deterministic order (location 0); in the real environment
-// the same choice is location 0 of that rule's current matches. The world
-// model is trained on data where that is what happened.
+// controller picks the rule and the real environment picks the place
+// (chosen_location in world_episode.h): the rule's first location in the
+// matcher's deterministic order, or, with best locations
+// (WorldModelInfo::best_locations), its best-paying one. The world model is
+// trained on data where that is what happened, so a dream action is "the
+// rule at that place".
 //
 // Included only by worldmodel/ .cc files and tests.
 #pragma once

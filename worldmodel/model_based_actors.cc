@@ -120,7 +120,7 @@ class RealModelBasedWork final : public ActorWork {
       stopped = stopped || stop_now();
     };
     if (!models_.model) {
-      episode_by(random_first_location_chooser(0.0, schedule_.random_steps), env, seed, record);
+      episode_by(random_rule_chooser(0.0, schedule_.random_steps), env, seed, record);
     } else if (plan_episode) {
       episode_by(plan_chooser(schedule_.plans[static_cast<size_t>(plan)]), env, seed,
                  [&](Observation before, Action action, float, float, const StepResult& r) {

@@ -58,6 +58,7 @@ SearchResult ModelBasedAgent::optimize(const Graph& graph, const RuleMatcher& ma
   Stopwatch clock;
   GraphEnvOptions options;
   options.max_steps = max_steps;
+  options.location_rewards = impl_->model.info().best_locations;  // its rules go where they pay most
   GraphEnv env(graph, matcher, cost, options);
   env.reset(seed);
   SearchResult result;

@@ -281,6 +281,7 @@ class ModelBasedLearner final : public LearnerExtension {
     if (!model_) {
       WorldModelInfo info;
       info.max_steps = options_.max_steps;
+      info.best_locations = options_.agent.settings.best_locations;
       info.feature_version = kObservationFeatureVersion;
       info.graphs = options_.graphs;
       info.rule_library_hash = options_.rule_library_hash;

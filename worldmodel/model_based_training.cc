@@ -61,13 +61,14 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
 
   for (size_t g = 0; g < envs.size(); ++g) {
     auto episodes = play_episodes(*envs[g], static_cast<int32_t>(g), options.settings.random_episodes,
-                                  random_first_location_chooser(0.0, options.settings.random_steps), episode_seed);
+                                  random_rule_chooser(0.0, options.settings.random_steps), episode_seed);
     episode_seed += static_cast<uint64_t>(options.settings.random_episodes);
     real_steps += count_steps(episodes);
     for (WorldEpisode& e : episodes) add(std::move(e));
   }
   WorldModelInfo info;
   info.max_steps = envs.front()->options().max_steps;
+  info.best_locations = envs.front()->options().location_rewards;
   info.feature_version = kObservationFeatureVersion;
   info.graphs = names;
   result.model = std::make_unique<WorldModel>(world_model_config(options.settings), XferVocabulary::from_episodes(data, num_xfers), info,

@@ -114,16 +114,27 @@ std::vector<WorldEpisode> play_episodes(GraphEnv& env, int32_t graph_index, int3
   return episodes;
 }
 
+int32_t chosen_location(const Observation& observation, int32_t xfer) {
+  if (xfer < 0 || xfer >= observation.num_xfers || observation.location_reward.empty()) return 0;
+  const int32_t begin = observation.location_begin[static_cast<size_t>(xfer)];
+  const int32_t end = observation.location_begin[static_cast<size_t>(xfer) + 1];
+  int32_t best = 0;
+  for (int32_t e = begin + 1; e < end; ++e)
+    if (observation.location_reward[static_cast<size_t>(e)] > observation.location_reward[static_cast<size_t>(begin + best)])
+      best = e - begin;
+  return best;
+}
+
 ActionChooser plan_chooser(std::vector<int32_t> plan) {
   return [plan = std::move(plan)](const Observation& observation, int32_t step, std::mt19937_64&) {
     const auto i = static_cast<size_t>(step);
     if (i < plan.size() && plan[i] >= 0 && plan[i] < observation.num_xfers && observation.xfer_mask[static_cast<size_t>(plan[i])])
-      return Action{plan[i], 0};
+      return Action{plan[i], chosen_location(observation, plan[i])};
     return Action{observation.num_xfers, 0};
   };
 }
 
-ActionChooser random_first_location_chooser(double noop_probability, int32_t max_rewrites) {
+ActionChooser random_rule_chooser(double noop_probability, int32_t max_rewrites) {
   return [noop_probability, max_rewrites](const Observation& observation, int32_t step, std::mt19937_64& rng) {
     if (max_rewrites > 0 && step >= max_rewrites) return Action{observation.num_xfers, 0};
     std::vector<int32_t> allowed;
@@ -131,7 +142,8 @@ ActionChooser random_first_location_chooser(double noop_probability, int32_t max
       if (observation.xfer_mask[x]) allowed.push_back(x);
     if (allowed.empty() || std::uniform_real_distribution<double>(0, 1)(rng) < noop_probability)
       return Action{observation.num_xfers, 0};
-    return Action{allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)], 0};
+    const int32_t xfer = allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)];
+    return Action{xfer, chosen_location(observation, xfer)};
   };
 }
 

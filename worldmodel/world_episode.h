@@ -91,15 +91,22 @@ using ActionChooser = std::function<Action(const Observation&, int32_t step, std
 std::vector<WorldEpisode> play_episodes(GraphEnv& env, int32_t graph_index, int32_t count, const ActionChooser& choose,
                                         uint64_t seed);
 
-// An exploring chooser: a uniformly random allowed xfer at its first
-// location, NO-OP with probability `noop_probability`, when nothing else is
-// allowed, and once `max_rewrites` steps are taken (0: no limit). First
-// locations are what the dream controller uses.
-ActionChooser random_first_location_chooser(double noop_probability, int32_t max_rewrites = 0);
+// Where the model-based agent applies an allowed `xfer` it chose: its
+// first location in the matcher's order, or, when the observation prices
+// every location (GraphEnvOptions::location_rewards), the one that pays
+// most now (the first of equals), where greedy search would apply it. The
+// dream's controller picks rules only; this picks their places.
+int32_t chosen_location(const Observation& observation, int32_t xfer);
 
-// Follows `plan` (xfer ids, as a dream chose them) at first locations for
-// as long as the real environment allows each; NO-OP at the first step it
-// does not (or when the plan runs out), which ends the episode there.
+// An exploring chooser: a uniformly random allowed xfer at its
+// chosen_location, NO-OP with probability `noop_probability`, when nothing
+// else is allowed, and once `max_rewrites` steps are taken (0: no limit).
+ActionChooser random_rule_chooser(double noop_probability, int32_t max_rewrites = 0);
+
+// Follows `plan` (xfer ids, as a dream chose them) at their chosen
+// locations for as long as the real environment allows each; NO-OP at the
+// first step it does not (or when the plan runs out), which ends the
+// episode there.
 ActionChooser plan_chooser(std::vector<int32_t> plan);
 
 // The xfers a world model knows: those allowed somewhere in its training

@@ -184,7 +184,9 @@ EpisodeBatch WorldModel::Impl::batch(const std::vector<const WorldEpisode*>& epi
       const int32_t a = vocabulary.index_of(s.xfer);
       float* act = action.data() + row * static_cast<size_t>(v + 3);
       if (a >= 0) act[a] = 1.0f;
-      act[v + 1] = static_cast<float>(std::log1p(s.location) / 4.0);
+      // Where the environment picks the place (best locations), the dream's
+      // action means "the rule at its chosen place", which it feeds as 0.
+      act[v + 1] = info.best_locations ? 0.0f : static_cast<float>(std::log1p(s.location) / 4.0);
       act[v + 2] = time_input(static_cast<int32_t>(i + 1));
       reward[row] = s.reward;
       done[row] = s.done ? 1.0f : 0.0f;
@@ -263,6 +265,7 @@ std::string describe_world_model(const WorldModel& model) {
   if (!info.source.empty()) out << " (from " << info.source << ")";
   out << "\nmax steps " << info.max_steps << ", rule library " << info.rule_library_hash << ", feature version "
       << info.feature_version << "\n";
+  out << "chosen rules go to their " << (info.best_locations ? "best-paying" : "first") << " location\n";
   return out.str();
 }
 

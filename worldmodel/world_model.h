@@ -50,6 +50,10 @@ struct WorldModelInfo {
   std::string rule_library_hash;
   int32_t feature_version = 0;
   int32_t max_steps = 0;
+  // Where a chosen rule was applied in its real episodes: at its
+  // best-paying location (the environments priced every location,
+  // model_based.best_locations) or at its first. An agent acts the same way.
+  bool best_locations = false;
   std::vector<std::string> graphs;  // the training graphs, as the run named them
   int64_t trained_steps = 0;        // real steps it has learned from
   std::string source;               // stores or run it was trained from

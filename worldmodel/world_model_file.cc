@@ -25,6 +25,8 @@ std::string info_text(const WorldModelInfo& info) {
   out << "rule_library_hash " << info.rule_library_hash << "\nfeature_version " << info.feature_version
       << "\nmax_steps " << info.max_steps << "\ntrained_steps " << info.trained_steps << "\nsource " << info.source
       << "\n";
+  // Written only when set, so that a file without it reads as before.
+  if (info.best_locations) out << "best_locations 1\n";
   for (const std::string& g : info.graphs) out << "graph " << g << "\n";
   return out.str();
 }
@@ -42,6 +44,7 @@ WorldModelInfo info_from_text(const std::string& text, const std::string& path) 
       else if (key == "max_steps") info.max_steps = std::stoi(value);
       else if (key == "trained_steps") info.trained_steps = std::stoll(value);
       else if (key == "source") info.source = value;
+      else if (key == "best_locations") info.best_locations = std::stoi(value) != 0;
       else if (key == "graph") info.graphs.push_back(value);
     } catch (const std::exception&) {
       throw FormatError(path + ": world model info line '" + line + "' has a bad value");

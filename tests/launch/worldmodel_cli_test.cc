@@ -180,6 +180,22 @@ TEST(WorldModelCli, TheAgentPricesWithTheGpuCostModel) {
   EXPECT_NE(out.find("add --cost gpu"), std::string::npos) << out;
 }
 
+// With --best-locations the world model written says where its rules
+// went, so that an agent loaded from the folder acts the same way.
+TEST(WorldModelCli, TheAgentWithBestLocationsSaysSoInItsModel) {
+  const std::string dir = fresh("worldmodel-cli-best-locations");
+  std::string out;
+  ASSERT_EQ(run_command(graphworld_binary() +
+                            " worldmodel agent --graphs squeezenet1.1 --rounds 1 --random-episodes 2 --random-steps 20"
+                            " --dream-updates 4 --hidden 32 --calibration-episodes 0 --cost gpu --best-locations -o " +
+                            dir,
+                        &out),
+            0)
+      << out;
+  ASSERT_EQ(run_command(graphworld_binary() + " worldmodel show " + dir + "/world_model.gwworld", &out), 0) << out;
+  EXPECT_NE(out.find("chosen rules go to their best-paying location"), std::string::npos) << out;
+}
+
 TEST(WorldModelCli, DamagedStoresAndModelsAreRefusedNamingTheFile) {
   const std::string store = run_with_store() + "/rollouts.h5";
   const std::string dir = fresh("worldmodel-cli-damage");

@@ -175,7 +175,7 @@ TEST(WorldEpisode, RandomEpisodesStopAfterTheirRewritesAndStepsCountEveryMatch) 
   GraphEnv env(graphs[0].graph, testing::default_matcher(), *cost, options);
   const int32_t noop = env.noop();
   int32_t beyond = 0;
-  for (const WorldEpisode& e : play_episodes(env, 0, 3, random_first_location_chooser(0.0, 5), 1)) {
+  for (const WorldEpisode& e : play_episodes(env, 0, 3, random_rule_chooser(0.0, 5), 1)) {
     ASSERT_EQ(e.steps.size(), 6u) << "5 rewrites, then NO-OP";
     EXPECT_TRUE(e.complete());
     for (size_t t = 0; t < e.steps.size(); ++t) {
@@ -186,6 +186,52 @@ TEST(WorldEpisode, RandomEpisodesStopAfterTheirRewritesAndStepsCountEveryMatch) 
     }
   }
   EXPECT_GT(beyond, 0) << "counts go past max_locations";
+}
+
+// By hand: xfer 0 has three locations (two paying 0.5), xfer 1 none, xfer 2
+// two that both cost; 3 is NO-OP.
+TEST(WorldEpisode, ChosenLocationIsTheFirstOrTheBestPaying) {
+  Observation o;
+  o.num_xfers = 3;
+  o.location_begin = {0, 3, 3, 5};
+  EXPECT_EQ(chosen_location(o, 0), 0) << "without location rewards: the first";
+  o.location_reward = {0.1f, 0.5f, 0.5f, -1.0f, -2.0f};
+  EXPECT_EQ(chosen_location(o, 0), 1) << "the best paying, the first of equals";
+  EXPECT_EQ(chosen_location(o, 1), 0);
+  EXPECT_EQ(chosen_location(o, 2), 0) << "the one that costs least";
+  EXPECT_EQ(chosen_location(o, 3), 0) << "NO-OP";
+}
+
+// In a real environment that prices its locations, every rule the random
+// chooser takes earns what its best location was priced at (the rule's
+// xfer_reward), which on Inception-v3's many places of a rule is more than
+// the first location earns.
+TEST(WorldEpisode, RulesGoToTheirBestPayingLocationWhereTheEnvironmentPricesThem) {
+  const std::vector<TrainingGraph> graphs = testing::zoo_graphs({"inceptionv3"});
+  const auto cost = testing::gpu_like_cost();
+  GraphEnvOptions options;
+  options.location_rewards = true;
+  GraphEnv env(graphs[0].graph, testing::default_matcher(), *cost, options);
+  std::vector<float> priced;  // per step, the chosen rule's best location reward
+  int32_t not_first = 0;
+  const ActionChooser random = random_rule_chooser(0.0, 30);
+  const ActionChooser recorded = [&](const Observation& o, int32_t step, std::mt19937_64& rng) {
+    const Action a = random(o, step, rng);
+    priced.push_back(o.xfer_reward[static_cast<size_t>(a.xfer)]);
+    not_first += a.location > 0;
+    return a;
+  };
+  size_t t = 0;
+  for (const WorldEpisode& e : play_episodes(env, 0, 2, recorded, 3)) {
+    ASSERT_EQ(e.steps.size(), 31u) << "30 rewrites, then NO-OP";
+    for (const WorldStep& s : e.steps) {
+      ASSERT_LT(t, priced.size());
+      EXPECT_NEAR(s.reward, priced[t], 1e-4) << "step " << t;
+      ++t;
+    }
+  }
+  EXPECT_EQ(t, priced.size());
+  EXPECT_GT(not_first, 0) << "some rule paid most away from its first location";
 }
 
 }  // namespace

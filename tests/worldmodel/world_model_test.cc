@@ -22,7 +22,7 @@ namespace {
 
 using testing::default_matcher;
 
-// Random first-location episodes of squeezenet1.1 and nasrnn under the
+// Random episodes (rules at their first location) of squeezenet1.1 and nasrnn under the
 // GPU-like rates (both have rewrites that pay there).
 std::vector<WorldEpisode> random_episodes(int32_t per_graph, int32_t max_steps, uint64_t seed) {
   auto cost = testing::gpu_like_cost();
@@ -32,7 +32,7 @@ std::vector<WorldEpisode> random_episodes(int32_t per_graph, int32_t max_steps, 
   std::vector<WorldEpisode> all;
   for (size_t g = 0; g < graphs.size(); ++g) {
     GraphEnv env(graphs[g].graph, default_matcher(), *cost, options);
-    auto episodes = play_episodes(env, static_cast<int32_t>(g), per_graph, random_first_location_chooser(0.03),
+    auto episodes = play_episodes(env, static_cast<int32_t>(g), per_graph, random_rule_chooser(0.03),
                                   seed + 1000 * g);
     all.insert(all.end(), episodes.begin(), episodes.end());
   }
@@ -233,7 +233,7 @@ TEST(WorldModel, AControllerTrainedInTheDreamBeatsRandomInTheRealEnvironment) {
     const RealEpisodeResult real =
         real_controller_episode(env, static_cast<int32_t>(g), model, trainer.controller(), true, 0.0, rng, 0);
     double random_mean = 0;
-    for (const WorldEpisode& e : play_episodes(env, 0, 20, random_first_location_chooser(0.03), 100)) {
+    for (const WorldEpisode& e : play_episodes(env, 0, 20, random_rule_chooser(0.03), 100)) {
       for (const WorldStep& s : e.steps) random_mean += s.reward / 20.0;
     }
     std::printf("%s: controller %.3f%% in the real env (dream said %.3f%%), random policy %.3f%%\n",
@@ -276,6 +276,24 @@ TEST(WorldModel, SavedModelLoadsBackIdenticalAndDamageIsRefused) {
   save_controller(dir + "/controller.gwctl", controller);
   EXPECT_THROW(WorldModel::load(dir + "/controller.gwctl"), FormatError);
   EXPECT_NO_THROW(load_controller(dir + "/controller.gwctl", model));
+}
+
+// Where its rules were applied travels with the model (an agent loaded from
+// it must act the same way), and a file without the line reads as "first".
+TEST(WorldModel, BestLocationsSurviveTheFile) {
+  WorldModelConfig config;
+  config.hidden = 16;
+  for (const bool best : {false, true}) {
+    WorldModelInfo info;
+    info.max_steps = 10;
+    info.feature_version = kObservationFeatureVersion;
+    info.best_locations = best;
+    const WorldModel model(config, XferVocabulary({2, 5}, 8), info, 1);
+    const WorldModel loaded = WorldModel::from_bytes(model.to_bytes(), "test");
+    EXPECT_EQ(loaded.info().best_locations, best);
+    EXPECT_NE(describe_world_model(loaded).find(best ? "best-paying location" : "first location"), std::string::npos)
+        << describe_world_model(loaded);
+  }
 }
 
 }  // namespace
