@@ -250,9 +250,12 @@ TrainingOptions training_options_from(const Config& config) {
   o.network.seed = o.seed;
   o.ppo.seed = o.seed + 1;
   o.collector.seed = o.seed + 2;
-  // A policy that reads location rewards needs environments that make them,
-  // and so does a controller whose rules go to their best-paying location.
-  o.collector.env.location_rewards = o.network.location_rewards || o.model_based.best_locations;
+  // A policy that reads location rewards needs environments that make them;
+  // in a model-based run the network is not used, and the controller's
+  // rules go to their best-paying location exactly when the environments
+  // price them (worldmodel/world_episode.h, chosen_location).
+  o.collector.env.location_rewards =
+      o.model_based.enabled ? o.model_based.best_locations : o.network.location_rewards;
   return o;
 }
 

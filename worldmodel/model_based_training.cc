@@ -44,6 +44,14 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
                                    const std::string& controller_path) {
   if (envs.empty() || envs.size() != names.size()) throw UsageError("model-based training needs one name per graph");
   if (options.settings.rounds < 1) throw UsageError("model-based training needs rounds >= 1");
+  // Rules go to their best-paying location exactly where the environments
+  // price locations (chosen_location); the world model records which.
+  for (const GraphEnv* env : envs)
+    if (env->options().location_rewards != options.settings.best_locations)
+      throw UsageError(std::string("model-based training with best locations ") +
+                       (options.settings.best_locations ? "on" : "off") + " needs environments that " +
+                       (options.settings.best_locations ? "price" : "do not price") +
+                       " every location (GraphEnvOptions::location_rewards)");
   if (!(options.settings.holdout > 0 && options.settings.holdout < 1)) throw UsageError("model-based training needs a held-out share in (0, 1)");
   const auto start = std::chrono::steady_clock::now();
   std::mt19937_64 rng(options.seed);
@@ -68,7 +76,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
   }
   WorldModelInfo info;
   info.max_steps = envs.front()->options().max_steps;
-  info.best_locations = envs.front()->options().location_rewards;
+  info.best_locations = options.settings.best_locations;
   info.feature_version = kObservationFeatureVersion;
   info.graphs = names;
   result.model = std::make_unique<WorldModel>(world_model_config(options.settings), XferVocabulary::from_episodes(data, num_xfers), info,

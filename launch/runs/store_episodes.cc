@@ -40,11 +40,18 @@ void read_one(const std::string& path, StoreEpisodes& out, std::map<std::string,
   const std::string& hash = run.rule_library_hash();
   const int32_t max_steps = options.collector.env.max_steps;
   const std::string reward = reward_kind_name(options.collector.env.reward);
+  const bool best_locations = options.model_based.enabled && options.model_based.best_locations;
   if (out.rule_library_hash.empty()) {
     out.rule_library_hash = hash;
     out.num_xfers = info.num_xfers;
     out.max_steps = max_steps;
     out.reward = reward;
+    out.best_locations = best_locations;
+  } else if (best_locations != out.best_locations) {
+    const auto placed = [](bool best) { return best ? "at their best-paying location" : "where their agent chose"; };
+    throw UsageError(path + ": its run applied rules " + placed(best_locations) + ", " + first + "'s " +
+                     placed(out.best_locations) + " (model_based.best_locations); a world model learns one way of "
+                     "placing rules");
   } else if (reward != out.reward) {
     throw UsageError("its run's rewards are '" + reward + "', those of " + first + " '" + out.reward +
                      "'; a world model learns one kind of reward");

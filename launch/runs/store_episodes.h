@@ -21,6 +21,9 @@ struct StoreEpisodes {
   int32_t num_xfers = 0;
   int32_t max_steps = 0;
   std::string reward;  // the runs' reward kind (incremental, final, measured)
+  // The runs were model-based with model_based.best_locations: their rules
+  // went to their best-paying location (WorldModelInfo::best_locations).
+  bool best_locations = false;
   std::string rule_library_hash;
   int64_t stored_steps = 0, rebuilt_steps = 0, missed_steps = 0, cost_mismatches = 0;
 };

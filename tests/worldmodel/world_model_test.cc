@@ -15,6 +15,7 @@
 #include "worldmodel/controller.h"
 #include "worldmodel/dream_env.h"
 #include "worldmodel/dream_trainer.h"
+#include "worldmodel/model_based_training.h"
 #include "worldmodel/world_episode.h"
 
 namespace graphworld {
@@ -276,6 +277,24 @@ TEST(WorldModel, SavedModelLoadsBackIdenticalAndDamageIsRefused) {
   save_controller(dir + "/controller.gwctl", controller);
   EXPECT_THROW(WorldModel::load(dir + "/controller.gwctl"), FormatError);
   EXPECT_NO_THROW(load_controller(dir + "/controller.gwctl", model));
+}
+
+// A model-based run whose settings and environments disagree on where
+// rules go would train a world model that says one thing and learned
+// another: refused before any episode.
+TEST(WorldModel, ModelBasedTrainingRefusesEnvironmentsThatPlaceRulesOtherwise) {
+  const std::vector<TrainingGraph> graphs = testing::zoo_graphs({"squeezenet1.1"});
+  const auto cost = testing::gpu_like_cost();
+  GraphEnv first(graphs[0].graph, default_matcher(), *cost, GraphEnvOptions{});
+  ModelBasedOptions options;
+  options.settings.best_locations = true;
+  const auto rules = static_cast<int32_t>(default_matcher().num_rules());
+  EXPECT_THROW(train_model_based({&first}, {"squeezenet1.1"}, rules, options, {}, ""), UsageError);
+  GraphEnvOptions priced;
+  priced.location_rewards = true;
+  GraphEnv best(graphs[0].graph, default_matcher(), *cost, priced);
+  options.settings.best_locations = false;
+  EXPECT_THROW(train_model_based({&best}, {"squeezenet1.1"}, rules, options, {}, ""), UsageError);
 }
 
 // Where its rules were applied travels with the model (an agent loaded from
