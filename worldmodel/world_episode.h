@@ -94,7 +94,7 @@ std::vector<WorldEpisode> play_episodes(GraphEnv& env, int32_t graph_index, int3
 // Where the model-based agent applies an allowed `xfer` it chose: its
 // first location in the matcher's order, or, when the observation prices
 // every location (GraphEnvOptions::location_rewards), the one that pays
-// most now (the first of equals), where greedy search would apply it. The
+// most now (the first of equals) among its first max_locations matches. The
 // dream's controller picks rules only; this picks their places.
 int32_t chosen_location(const Observation& observation, int32_t xfer);
 
