@@ -48,31 +48,38 @@ int64_t argmax_index(const float* probs, int64_t n) { return std::max_element(pr
 
 }  // namespace
 
+namespace {
+
+// Each segment's largest value, -inf for an empty one; no gradient.
+torch::Tensor segment_max(const torch::Tensor& values, const torch::Tensor& index, int64_t segments) {
+  if (values.device().is_cpu()) {
+    // On the host with a plain loop: ATen's scatter_reduce is still beta in
+    // this LibTorch and warns (on stderr, in every command that acts).
+    const torch::Tensor v = values.detach().contiguous();
+    const torch::Tensor ids = index.to(torch::kCPU).contiguous();
+    TORCH_CHECK(v.scalar_type() == torch::kFloat32, "segment_max: float values");
+    std::vector<float> max(static_cast<size_t>(segments), -std::numeric_limits<float>::infinity());
+    const float* x = v.data_ptr<float>();
+    const int64_t* id = ids.data_ptr<int64_t>();
+    for (int64_t k = 0; k < v.size(0); ++k) {
+      TORCH_CHECK(id[k] >= 0 && id[k] < segments, "segment_max: segment id out of range");
+      max[static_cast<size_t>(id[k])] = std::max(max[static_cast<size_t>(id[k])], x[k]);
+    }
+    return torch::from_blob(max.data(), {segments}).clone();
+  }
+  // On the device, with nothing read back: a GPU step stays free of host
+  // waits, and can be captured in a CUDA graph.
+  return torch::full({segments}, -std::numeric_limits<float>::infinity(), values.options())
+      .scatter_reduce(0, index, values.detach(), "amax", /*include_self=*/true);
+}
+
+}  // namespace
+
 torch::Tensor segment_log_softmax(const torch::Tensor& logits, const torch::Tensor& index, int64_t segments) {
   // Subtract each segment's max before exponentiating, for stability. The
   // max is a constant for the gradient.
-  torch::Tensor segment_max;
-  if (logits.device().is_cpu()) {
-    // On the host with a plain loop: ATen's scatter_reduce is still beta in
-    // this LibTorch and warns on every call.
-    const torch::Tensor values = logits.detach().contiguous();
-    const torch::Tensor ids = index.to(torch::kCPU).contiguous();
-    TORCH_CHECK(values.scalar_type() == torch::kFloat32, "segment_log_softmax: float logits");
-    std::vector<float> max(static_cast<size_t>(segments), -std::numeric_limits<float>::infinity());
-    const float* v = values.data_ptr<float>();
-    const int64_t* id = ids.data_ptr<int64_t>();
-    for (int64_t k = 0; k < values.size(0); ++k) {
-      TORCH_CHECK(id[k] >= 0 && id[k] < segments, "segment_log_softmax: segment id out of range");
-      max[static_cast<size_t>(id[k])] = std::max(max[static_cast<size_t>(id[k])], v[k]);
-    }
-    segment_max = torch::from_blob(max.data(), {segments}).clone();
-  } else {
-    // On the device, with nothing read back: a GPU step stays free of host
-    // waits, and can be captured in a CUDA graph.
-    segment_max = torch::full({segments}, -std::numeric_limits<float>::infinity(), logits.options())
-                      .scatter_reduce(0, index, logits.detach(), "amax", /*include_self=*/true);
-  }
-  torch::Tensor shifted = logits - gather_rows(segment_max, index);
+  const torch::Tensor max = segment_max(logits, index, segments);
+  torch::Tensor shifted = logits - gather_rows(max, index);
   torch::Tensor sums = segment_sum(shifted.exp(), index, segments);
   return shifted - gather_rows(sums.log(), index);
 }
@@ -279,10 +286,9 @@ torch::Tensor reward_features(const torch::Tensor& rewards, const torch::Tensor&
   // the raw value, each reward relative to the largest magnitude in its
   // group, and whether it is the group's best paying one: what greedy search
   // acts on, as features a head can use from the first update.
-  const torch::Tensor magnitude =
-      torch::zeros({groups}, rewards.options()).scatter_reduce(0, group, rewards.abs(), "amax", /*include_self=*/true);
-  const torch::Tensor best = torch::full({groups}, -std::numeric_limits<float>::infinity(), rewards.options())
-                                 .scatter_reduce(0, group, rewards, "amax", /*include_self=*/true);
+  // (An empty group's -inf magnitude is never read: no reward is in it.)
+  const torch::Tensor magnitude = segment_max(rewards.abs(), group, groups);
+  const torch::Tensor best = segment_max(rewards, group, groups);
   const torch::Tensor scale = magnitude.clamp_min(kRewardScaleFloor).index_select(0, group);
   const torch::Tensor is_best =
       (rewards >= best.index_select(0, group)).logical_and(rewards > 0).to(rewards.scalar_type());
