@@ -219,10 +219,9 @@ int eval_world_model(const CliArgs& args) {
   if (data.max_steps != model.info().max_steps)
     throw UsageError(file + " was trained on episodes of up to " + std::to_string(model.info().max_steps) +
                      " steps; the stores' runs had " + std::to_string(data.max_steps) + " (its time input would mislead it)");
-  const auto placed = [](bool best) { return best ? "at their best-paying location" : "where their agent chose"; };
   if (data.best_locations != model.info().best_locations)
-    throw UsageError(file + " learned from rules applied " + placed(model.info().best_locations) +
-                     ", the stores' runs applied them " + placed(data.best_locations) +
+    throw UsageError(file + " learned from rules applied at " + rule_placement(model.info().best_locations) +
+                     ", the stores' runs applied them at " + rule_placement(data.best_locations) +
                      " (model_based.best_locations); score it on stores played the same way");
   EpisodeSplit split;
   if (args.flag("--held-out")) split = split_as_asked(args, stores.episodes());

@@ -188,10 +188,10 @@ class ModelBasedLearner final : public LearnerExtension {
       model_ = std::make_unique<WorldModel>(WorldModel::from_bytes(p.world_model, what));
       // Its episodes were played one way; the resumed actors must go on so.
       if (model_->info().best_locations != options_.agent.settings.best_locations)
-        throw UsageError(what + ": the run's world model learned from rules applied at their " +
-                          (model_->info().best_locations ? "best-paying" : "first") +
-                          " location; resume it with model_based.best_locations: " +
-                          (model_->info().best_locations ? "true" : "false"));
+        throw UsageError(what + ": the run's world model learned from rules applied at " +
+                         rule_placement(model_->info().best_locations) +
+                         "; resume it with model_based.best_locations: " +
+                         (model_->info().best_locations ? "true" : "false"));
       controller_ = controller_from_bytes(p.controller, *model_, what);
       optimizer_ = std::make_unique<torch::optim::Adam>(controller_->parameters(),
                                                         torch::optim::AdamOptions(options_.agent.ppo.learning_rate));

@@ -249,6 +249,10 @@ int64_t WorldModel::parameter_count() const {
   return n;
 }
 
+std::string rule_placement(bool best_locations) {
+  return best_locations ? "their best-paying location" : "their first location";
+}
+
 std::string describe_world_model(const WorldModel& model) {
   std::ostringstream out;
   const WorldModelInfo& info = model.info();
@@ -265,7 +269,7 @@ std::string describe_world_model(const WorldModel& model) {
   if (!info.source.empty()) out << " (from " << info.source << ")";
   out << "\nmax steps " << info.max_steps << ", rule library " << info.rule_library_hash << ", feature version "
       << info.feature_version << "\n";
-  out << "chosen rules go to their " << (info.best_locations ? "best-paying" : "first") << " location\n";
+  out << "chosen rules go to " << rule_placement(info.best_locations) << "\n";
   return out.str();
 }
 

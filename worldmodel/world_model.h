@@ -59,6 +59,10 @@ struct WorldModelInfo {
   std::string source;               // stores or run it was trained from
 };
 
+// Where rules went, for messages: "their best-paying location" or "their
+// first location" (WorldModelInfo::best_locations).
+std::string rule_placement(bool best_locations);
+
 struct WorldModelHeadLosses {
   static constexpr double kRewardWeight = 10.0;  // MdnRnnLosses::kRewardWeight (world_model.cc asserts they agree)
   double z_nll = 0, reward = 0, done = 0, mask = 0, locations = 0;

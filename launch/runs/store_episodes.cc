@@ -10,6 +10,7 @@
 #include "launch/runs/run_replay.h"
 #include "launch/runs/training_setup.h"
 #include "learner/policy_file.h"
+#include "worldmodel/world_model.h"
 
 namespace graphworld {
 
@@ -48,9 +49,8 @@ void read_one(const std::string& path, StoreEpisodes& out, std::map<std::string,
     out.reward = reward;
     out.best_locations = best_locations;
   } else if (best_locations != out.best_locations) {
-    const auto placed = [](bool best) { return best ? "at their best-paying location" : "where their agent chose"; };
-    throw UsageError(path + ": its run applied rules " + placed(best_locations) + ", " + first + "'s " +
-                     placed(out.best_locations) + " (model_based.best_locations); a world model learns one way of "
+    throw UsageError(path + ": its run applied rules at " + rule_placement(best_locations) + ", " + first + "'s at " +
+                     rule_placement(out.best_locations) + " (model_based.best_locations); a world model learns one way of "
                      "placing rules");
   } else if (reward != out.reward) {
     throw UsageError("its run's rewards are '" + reward + "', those of " + first + " '" + out.reward +
