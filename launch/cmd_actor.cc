@@ -107,6 +107,7 @@ int run_actor(const CliArgs& args) {
     d.rows = options.model_based.dream_rows;
     d.horizon = options.model_based.dream_horizon;
     d.tau = options.model_based.tau;
+    d.dream_reward = options.model_based.dream_reward;
     d.threads = options.threads;
     d.seed = seed;
     const ResolvedDevice device = resolve_compute_device(options.device);
@@ -125,6 +126,7 @@ int run_actor(const CliArgs& args) {
     r.real_actors = static_cast<int32_t>(actors);
     r.seed = seed;
     r.max_message_steps = options.collector.num_envs * options.collector.steps_per_env;
+    r.random_locations = options.model_based.random_locations;
     work = make_real_model_based_work(load_training_graphs(options.graphs), matcher, *cost, r);
   }
   std::unique_ptr<Actor> owned = work ? std::make_unique<Actor>(std::move(work), endpoints, actor)

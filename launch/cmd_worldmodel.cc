@@ -337,6 +337,11 @@ int agent(const CliArgs& args) {
       static_cast<int32_t>(args.int_value("--dream-updates", options.settings.dream_updates));
   options.settings.tau = args.double_value("--tau", options.settings.tau);
   options.settings.step_cost = args.double_value("--step-cost", options.settings.step_cost);
+  options.settings.random_locations = args.flag("--random-locations");
+  const std::string dream_reward = args.value_or("--dream-reward", "incremental");
+  if (dream_reward != "incremental" && dream_reward != "final")
+    throw UsageError("--dream-reward is incremental or final, not '" + dream_reward + "'");
+  options.settings.dream_reward = reward_kind_from_name(dream_reward);
   options.seed = static_cast<uint64_t>(args.int_value("--seed", 0));
   options.settings.hidden = args.int_value("--hidden", options.settings.hidden);
   options.settings.separate_controller_memory = !args.flag("--shared-controller-memory");
@@ -473,6 +478,10 @@ Subcommand worldmodel_command() {
                {"--rounds", "", "N", "agent: rounds (default 6)"},
                {"--random-episodes", "", "N", "agent: random episodes per graph first (default 4)"},
                {"--random-steps", "", "N", "agent: rewrites per random episode before it stops (default 100; 0: no limit)"},
+               {"--random-locations", "", "", "agent: the random episodes put each rule at a random one of its matches\n"
+                                              "(default: where the controller's rules go)"},
+               {"--dream-reward", "", "KIND", "agent: what the dream pays the controller: incremental (each step's predicted\n"
+                                              "reward, the default) or final (the episode's predicted reduction at its end)"},
                {"--step-cost", "", "PP", "agent: what a rewrite that earns nothing costs the controller in the dream\n"
                                                     "(a rewrite pays what its reward falls short of this; default 0.01)"},
                {"--episodes-per-round", "", "N", "agent: controller episodes per graph per round (default 1)"},

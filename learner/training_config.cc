@@ -177,6 +177,12 @@ const TrainingKeys& training_keys() {
         "the environments price every location, and each rule the controller picks is applied at its "
         "best-paying location (greedy search's place for it) instead of its first one",
         [](TrainingOptions & o) -> auto& { return o.model_based.best_locations; });
+    k.boolean(
+        "model_based.random_locations", false,
+        "the random episodes put each rule at a uniformly random one of its matches instead of where the "
+        "controller's rules go, so they reach states that path never does (say, two convs both folded "
+        "before either is merged or fused)",
+        [](TrainingOptions & o) -> auto& { return o.model_based.random_locations; });
     k.integer(
         "model_based.calibration_episodes", 4, 0, 100000,
         "in the last round, the final controller's sampled episodes per graph that the world model learns from "
@@ -206,6 +212,11 @@ const TrainingKeys& training_keys() {
         "(NO-OP is free; a rewrite pays what its reward falls short of this), so that it learns to stop "
         "when nothing more is gained",
         [](TrainingOptions & o) -> auto& { return o.model_based.step_cost; });
+    k.text("model_based.dream_reward", "incremental",
+           "what the controller is paid in the dream: incremental (each step's predicted reward) or final "
+           "(an episode's predicted reduction, when it ends)",
+           {"incremental", "final"},
+           [](TrainingOptions& o, const std::string& v) { o.model_based.dream_reward = reward_kind_from_name(v); });
     k.integer(
         "model_based.latent_dim", 32, 1, 4096, "size of the latent z",
         [](TrainingOptions & o) -> auto& { return o.model_based.latent_dim; });

@@ -37,12 +37,14 @@ struct ModelBasedSettings {
   double explore = 0;
   bool verify_plans = false;
   bool best_locations = false;
+  bool random_locations = false;
   int32_t calibration_episodes = 0;
   bool calibration_keeps_controller_memory = false;
   int32_t dream_updates = 0;
   int64_t dream_rows = 0;
   int32_t dream_horizon = 0;
   double tau = 0, step_cost = 0;
+  RewardKind dream_reward = RewardKind::Incremental;
   int64_t latent_dim = 0, hidden = 0, components = 0;
   bool separate_controller_memory = false;
   int32_t encoder_epochs = 0, epochs = 0, later_epochs = 0;

@@ -33,7 +33,10 @@ DreamTrainer::DreamTrainer(const WorldModel& model, DreamController controller, 
                                                     torch::optim::AdamOptions(options.ppo.learning_rate));
 }
 
-DreamBatch collect_dream_batch(DreamEnv& env, DreamController& controller, int32_t horizon, torch::Generator& generator) {
+DreamBatch collect_dream_batch(DreamEnv& env, DreamController& controller, int32_t horizon, torch::Generator& generator,
+                               RewardKind paid) {
+  if (paid != RewardKind::Incremental && paid != RewardKind::Final)
+    throw UsageError("a dream pays its controller incremental or final rewards, not " + reward_kind_name(paid));
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> zs, hs, masks, actions, log_probs, values, rewards, dones;
   DreamBatch batch;
@@ -53,7 +56,8 @@ DreamBatch collect_dream_batch(DreamEnv& env, DreamController& controller, int32
     log_probs.push_back(torch::log_softmax(out.logits, -1).gather(1, action.unsqueeze(1)).squeeze(1));
     values.push_back(out.value);
     const DreamStepResult r = env.step(action);
-    rewards.push_back(r.reward);
+    // episode_return is 0 on rows that did not end: Final pays only at the end.
+    rewards.push_back(paid == RewardKind::Final ? r.episode_return.to(r.reward.scalar_type()) : r.reward);
     dones.push_back(r.done);
     episodes += r.done.sum();
     return_sum += r.episode_return.sum().to(torch::kDouble);
@@ -134,7 +138,7 @@ DreamUpdateReport learn_from_dream_batch(DreamController& controller, torch::opt
 
 DreamUpdateReport DreamTrainer::update() {
   const auto start = std::chrono::steady_clock::now();
-  const DreamBatch batch = collect_dream_batch(env_, controller_, options_.horizon, generator_);
+  const DreamBatch batch = collect_dream_batch(env_, controller_, options_.horizon, generator_, options_.dream_reward);
   DreamUpdateReport report = learn_from_dream_batch(controller_, *optimizer_, batch, options_.ppo, options_.step_cost, rng_);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;

@@ -30,6 +30,16 @@ struct DreamTrainingOptions {
   // under the CPU rates: about 110 rewrites of 0.02 to 0.04 pp against 60
   // merges of 0.044 pp). Predicted reductions are reported without it.
   double step_cost = 0.0;
+  // What a step pays the controller before that charge: Incremental, its
+  // predicted reward; Final, nothing until the episode ends and then the
+  // episode's predicted reduction (the sum of its predicted rewards), as
+  // env.reward=final pays in the real environment. Paid at the end, a
+  // rewrite that pays little now but opens better ones later is credited
+  // with what the whole path earned (ResNet-18: folding every BatchNorm
+  // before merging the downsampling convs, which greedy search never does).
+  // Every rewrite but an episode's last then earns 0 of its own, so the
+  // charge above takes step_cost from each in full.
+  RewardKind dream_reward = RewardKind::Incremental;
 };
 
 struct DreamUpdateReport {
@@ -49,7 +59,7 @@ struct DreamBatch {
   torch::Tensor z, h;       // [T*B, D], [T*B, H]
   torch::Tensor mask;       // [T*B, V+1] bool
   torch::Tensor action;     // [T*B] int64
-  torch::Tensor log_prob, value, reward;  // [T*B] float
+  torch::Tensor log_prob, value, reward;  // [T*B] float; reward: what the step pays (collect_dream_batch)
   torch::Tensor done;       // [T*B] bool
   torch::Tensor bootstrap;  // [B]: the value after the last step
   int64_t episodes = 0;     // dream episodes that ended in it
@@ -59,8 +69,10 @@ struct DreamBatch {
 // `horizon` steps of every row of `env`, actions sampled from the controller
 // with `generator` (a generator of the env's device). The steps stay on the
 // device; the batch is copied to the host at the end, where a refused
-// action, if any, is thrown (DreamEnv::check_actions).
-DreamBatch collect_dream_batch(DreamEnv& env, DreamController& controller, int32_t horizon, torch::Generator& generator);
+// action, if any, is thrown (DreamEnv::check_actions). Its rewards are what
+// `paid` pays (DreamTrainingOptions::dream_reward).
+DreamBatch collect_dream_batch(DreamEnv& env, DreamController& controller, int32_t horizon, torch::Generator& generator,
+                               RewardKind paid = RewardKind::Incremental);
 
 // What the controller learns from: each rewrite's predicted reward less
 // what it falls short of `step_cost`, at most `step_cost`

@@ -120,7 +120,7 @@ class RealModelBasedWork final : public ActorWork {
       stopped = stopped || stop_now();
     };
     if (!models_.model) {
-      episode_by(random_rule_chooser(0.0, schedule_.random_steps), env, seed, record);
+      episode_by(random_rule_chooser(0.0, schedule_.random_steps, options_.random_locations), env, seed, record);
     } else if (plan_episode) {
       episode_by(plan_chooser(schedule_.plans[static_cast<size_t>(plan)]), env, seed,
                  [&](Observation before, Action action, float, float, const StepResult& r) {
@@ -212,7 +212,7 @@ class DreamWork final : public ActorWork {
 
   std::optional<MessageBody> make(const std::function<bool()>& stop_now) override {
     if (stop_now()) return std::nullopt;
-    const DreamBatch batch = collect_dream_batch(*env_, models_.controller, options_.horizon, generator_);
+    const DreamBatch batch = collect_dream_batch(*env_, models_.controller, options_.horizon, generator_, options_.dream_reward);
     return MessageBody{dream_batch_to_message(batch, models_.generation)};
   }
 

@@ -29,6 +29,7 @@ struct RealModelBasedOptions {
   int32_t real_actors = 1;
   uint64_t seed = 0;        // differs per actor and per restart (actor_seed)
   int32_t max_message_steps = 1 << 20;  // an episode longer than this is refused at the start (config check)
+  bool random_locations = false;        // model_based.random_locations: the random episodes' rules at random matches
 };
 
 // Episode k of a round (counting over all real actors) is played by real
@@ -42,6 +43,7 @@ struct DreamActorOptions {
   int64_t rows = 256;     // dream environments stepped together
   int32_t horizon = 16;   // steps of each per message
   double tau = 1.0;       // the world model's sampling temperature
+  RewardKind dream_reward = RewardKind::Incremental;  // model_based.dream_reward: what a step pays the controller
   int32_t threads = 1;    // LibTorch threads
   uint64_t seed = 0;
   std::string device = "cpu";  // where the dream runs: "cpu" or "cuda:N" (learner/compute_device.h resolves)

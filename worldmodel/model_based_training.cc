@@ -69,7 +69,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
 
   for (size_t g = 0; g < envs.size(); ++g) {
     auto episodes = play_episodes(*envs[g], static_cast<int32_t>(g), options.settings.random_episodes,
-                                  random_rule_chooser(0.0, options.settings.random_steps), episode_seed);
+                                  random_rule_chooser(0.0, options.settings.random_steps, options.settings.random_locations), episode_seed);
     episode_seed += static_cast<uint64_t>(options.settings.random_episodes);
     real_steps += count_steps(episodes);
     for (WorldEpisode& e : episodes) add(std::move(e));
@@ -107,6 +107,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
       dream.horizon = options.settings.dream_horizon;
       dream.ppo = options.ppo;
       dream.step_cost = options.settings.step_cost;
+      dream.dream_reward = options.settings.dream_reward;
       trainer = std::make_unique<DreamTrainer>(*result.model, controller, result.model->impl().starts, dream);
     }
     ModelBasedRound report;

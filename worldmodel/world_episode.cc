@@ -134,8 +134,9 @@ ActionChooser plan_chooser(std::vector<int32_t> plan) {
   };
 }
 
-ActionChooser random_rule_chooser(double noop_probability, int32_t max_rewrites) {
-  return [noop_probability, max_rewrites](const Observation& observation, int32_t step, std::mt19937_64& rng) {
+ActionChooser random_rule_chooser(double noop_probability, int32_t max_rewrites, bool random_locations) {
+  return [noop_probability, max_rewrites, random_locations](const Observation& observation, int32_t step,
+                                                            std::mt19937_64& rng) {
     if (max_rewrites > 0 && step >= max_rewrites) return Action{observation.num_xfers, 0};
     std::vector<int32_t> allowed;
     for (int32_t x = 0; x < observation.num_xfers; ++x)
@@ -143,6 +144,8 @@ ActionChooser random_rule_chooser(double noop_probability, int32_t max_rewrites)
     if (allowed.empty() || std::uniform_real_distribution<double>(0, 1)(rng) < noop_probability)
       return Action{observation.num_xfers, 0};
     const int32_t xfer = allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)];
+    if (random_locations)
+      return Action{xfer, std::uniform_int_distribution<int32_t>(0, observation.location_count(xfer) - 1)(rng)};
     return Action{xfer, chosen_location(observation, xfer)};
   };
 }

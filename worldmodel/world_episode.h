@@ -101,7 +101,12 @@ int32_t chosen_location(const Observation& observation, int32_t xfer);
 // An exploring chooser: a uniformly random allowed xfer at its
 // chosen_location, NO-OP with probability `noop_probability`, when nothing
 // else is allowed, and once `max_rewrites` steps are taken (0: no limit).
-ActionChooser random_rule_chooser(double noop_probability, int32_t max_rewrites = 0);
+// With `random_locations`, at a uniformly random one of its locations
+// instead: always taking a rule's first (or best-paying) match walks
+// through the graph in one order, and states off that order (say, both of
+// two parallel convs folded before either is merged) are never seen, nor
+// the rules only they allow.
+ActionChooser random_rule_chooser(double noop_probability, int32_t max_rewrites = 0, bool random_locations = false);
 
 // Follows `plan` (xfer ids, as a dream chose them) at their chosen
 // locations for as long as the real environment allows each; NO-OP at the

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "common/error.h"
 #include "tests/learner/training_fixture.h"
 
@@ -186,6 +188,44 @@ TEST(WorldEpisode, RandomEpisodesStopAfterTheirRewritesAndStepsCountEveryMatch) 
     }
   }
   EXPECT_GT(beyond, 0) << "counts go past max_locations";
+}
+
+// With random locations the random chooser draws a rule's place among all
+// its matches the environment shows, not only the first. On ResNet-18 that
+// reaches states the first-location walk never does in as many episodes:
+// both convs of a downsampling pair folded before either is merged or
+// fused, where merging them with their biases applies.
+TEST(WorldEpisode, RandomLocationsReachStatesTheFirstLocationsDoNot) {
+  const std::vector<TrainingGraph> graphs = testing::zoo_graphs({"resnet18"});
+  const auto cost = testing::gpu_like_cost();
+  const RuleMatcher& matcher = testing::default_matcher();
+  int32_t merge_with_biases = -1;
+  for (size_t r = 0; r < matcher.rules().size(); ++r)
+    if (matcher.rules()[r].name == "merge-parallel-convs-enlarge-bias") merge_with_biases = static_cast<int32_t>(r);
+  ASSERT_GE(merge_with_biases, 0);
+  GraphEnv env(graphs[0].graph, matcher, *cost, GraphEnvOptions{});
+  auto explore = [&](bool random_locations, int32_t& away_from_first) {
+    const ActionChooser random = random_rule_chooser(0.0, 100, random_locations);
+    const ActionChooser checked = [&](const Observation& o, int32_t step, std::mt19937_64& rng) {
+      const Action a = random(o, step, rng);
+      if (a.xfer < o.num_xfers) {
+        EXPECT_GE(a.location, 0);
+        EXPECT_LT(a.location, o.location_count(a.xfer));
+        away_from_first += a.location > 0;
+      }
+      return a;
+    };
+    bool reached = false;
+    for (const WorldEpisode& e : play_episodes(env, 0, 8, checked, 1))
+      for (const WorldStep& s : e.steps)
+        reached = reached || std::count(s.allowed.begin(), s.allowed.end(), merge_with_biases) > 0;
+    return reached;
+  };
+  int32_t first_moved = 0, random_moved = 0;
+  EXPECT_FALSE(explore(false, first_moved));
+  EXPECT_EQ(first_moved, 0) << "without location rewards every rule goes to its first match";
+  EXPECT_TRUE(explore(true, random_moved));
+  EXPECT_GT(random_moved, 0);
 }
 
 // By hand: xfer 0 has three locations (two paying 0.5), xfer 1 none, xfer 2

@@ -601,6 +601,45 @@ TEST(DreamState, SetStatePutsBackWhatStateGaveAndRefusesWhatDoesNotFit) {
   EXPECT_THROW(dream.set_state(wrong), UsageError);
 }
 
+// Paid at the end (model_based.dream_reward: final), a dream step pays
+// nothing until its row's episode ends, and then that episode's predicted
+// reduction: the sum of what the same steps pay incrementally. What is paid
+// changes nothing the dream does.
+TEST(DreamRewards, FinalPaysTheSumOfAnEpisodesIncrementalRewardsWhenItEnds) {
+  torch::set_num_threads(1);
+  StartedDream d;
+  DreamController controller = make_controller(d.model, 5);
+  auto collect = [&](RewardKind paid) {
+    DreamEnv dream(d.model, d.model.impl().starts, d.options());
+    torch::Generator generator = seeded_generator(torch::kCPU, 9);
+    return collect_dream_batch(dream, controller, 3 * kMaxSteps, generator, paid);
+  };
+  const DreamBatch each = collect(RewardKind::Incremental), at_end = collect(RewardKind::Final);
+  ASSERT_TRUE(torch::equal(each.action, at_end.action));
+  ASSERT_TRUE(torch::equal(each.done, at_end.done));
+  EXPECT_EQ(each.return_sum, at_end.return_sum);
+  int64_t ended = 0;
+  bool some_step_paid = false;
+  for (int64_t j = 0; j < each.rows; ++j) {
+    double sum = 0;
+    for (int64_t t = 0; t < each.steps; ++t) {
+      const int64_t i = t * each.rows + j;
+      sum += each.reward[i].item<double>();
+      some_step_paid = some_step_paid || each.reward[i].item<float>() != 0.0f;
+      if (!each.done[i].item<bool>()) {
+        EXPECT_EQ(at_end.reward[i].item<float>(), 0.0f) << "row " << j << " step " << t;
+        continue;
+      }
+      EXPECT_NEAR(at_end.reward[i].item<double>(), sum, 1e-5) << "row " << j << " step " << t;
+      sum = 0;
+      ++ended;
+    }
+  }
+  EXPECT_TRUE(some_step_paid) << "the untrained reward head predicts something";
+  EXPECT_GE(ended, 2 * each.rows) << "each row ends at least every " << kMaxSteps << " steps";
+  EXPECT_THROW(collect(RewardKind::Measured), UsageError);
+}
+
 // A CUDA graph needs a GPU (and a LibTorch with CUDA): on the CPU the
 // capture is refused with a UsageError before anything is run.
 TEST(DreamStepGraphTest, ADreamOnTheCpuIsRefused) {
