@@ -374,8 +374,8 @@ int agent(const CliArgs& args) {
         std::fflush(stdout);
       },
       out_dir.empty() ? "" : out_dir + "/controller.gwctl");
-  result.model->info().rule_library_hash = rule_library_hash(library);
-  if (!out_dir.empty()) result.model->save(out_dir + "/world_model.gwworld");
+  result.kept_model->info().rule_library_hash = rule_library_hash(library);
+  if (!out_dir.empty()) result.kept_model->save(out_dir + "/world_model.gwworld");
   if (json_out) {
     JsonWriter json;
     json.begin_object().key("cost_model").value(cost.name()).key("cost_description").value(cost.description());
@@ -398,10 +398,17 @@ int agent(const CliArgs& args) {
             .end_object();
       json.end_array().end_object();
     }
-    json.end_array().key("peak_rss_mib").value(peak_rss_mib()).end_object();
+    json.end_array()
+        .key("kept_round").value(static_cast<int64_t>(result.kept_round))
+        .key("kept_real_reduction").value(result.kept_real_reduction)
+        .key("peak_rss_mib").value(peak_rss_mib())
+        .end_object();
     std::printf("%s\n", json.str().c_str());
-  } else if (!out_dir.empty()) {
-    std::printf("wrote %s/world_model.gwworld and %s/controller.gwctl\n", out_dir.c_str(), out_dir.c_str());
+  } else {
+    std::printf("kept round %d's agent: its greedy controller reached %.3f%% in the real graph%s\n", result.kept_round,
+                result.kept_real_reduction, names.size() > 1 ? "s (mean)" : "");
+    if (!out_dir.empty())
+      std::printf("wrote %s/world_model.gwworld and %s/controller.gwctl\n", out_dir.c_str(), out_dir.c_str());
   }
   return 0;
 }
@@ -433,7 +440,8 @@ Subcommand worldmodel_command() {
            "agent   the model-based agent in one process on --graphs: random episodes, then rounds of world\n"
            "        model training, PPO in the dream and real episodes by the controller. Prints real and\n"
            "        dream steps, wall time and, per graph, the reduction the greedy controller reaches in the\n"
-           "        real environment against the one the dream predicts.",
+           "        real environment against the one the dream predicts. -o keeps the agent of the round whose\n"
+           "        greedy controller reached the most in the real graphs (the later of equals).",
            {
                {"--from", "", "STORES", "train, eval: comma-separated rollout stores (RUN/rollouts.h5)"},
                {"--output", "-o", "PATH", "train: the world model file to write; agent: a folder for the model and controller"},

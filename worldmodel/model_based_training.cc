@@ -34,6 +34,13 @@ WorldModelConfig world_model_config(const ModelBasedSettings& settings) {
   return config;
 }
 
+double mean_real_reduction(const ModelBasedRound& round) {
+  if (round.graphs.empty()) return 0.0;
+  double sum = 0;
+  for (const GraphOutcome& g : round.graphs) sum += g.real_reduction;
+  return sum / static_cast<double>(round.graphs.size());
+}
+
 bool calibrates_after(const ModelBasedOptions& options, int32_t round) {
   return round >= options.settings.rounds && options.settings.calibration_episodes > 0;  // >=: a run resumed with fewer rounds
 }
@@ -93,8 +100,15 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
     }
   };
 
+  // What the world model has learned from so far (its file's trained_steps).
+  int64_t learned_steps = 0;
+  auto train_world_model = [&](int32_t round, bool calibration) {
+    result.model->train(data, held_out, world_model_training_for(options, round, calibration));
+    learned_steps = count_steps(data) + count_steps(held_out);
+  };
+  std::string kept_model_bytes, kept_controller_bytes;
   for (int32_t round = 1; round <= options.settings.rounds; ++round) {
-    result.model->train(data, held_out, world_model_training_for(options, round, false));
+    train_world_model(round, false);
 
     if (!trainer) {
       controller = make_controller(*result.model, options.seed);
@@ -124,7 +138,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
       // Sampled without added exploration: random rules would break the
       // long runs of one rule the calibration is there to show.
       for (size_t g = 0; g < envs.size(); ++g) play_sampled(g, options.settings.calibration_episodes, 0.0);
-      result.model->train(data, held_out, world_model_training_for(options, round, true));
+      train_world_model(round, true);
     }
     const std::vector<DreamEpisode> predicted =
         dream_greedy_episodes(*result.model, controller, result.model->impl().starts, options.settings.tau, options.seed);
@@ -155,11 +169,22 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
     report.real_steps = real_steps;
     report.dream_steps = dream_steps;
     report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.model->info().trained_steps = learned_steps;
+    if (result.kept_round == 0 || mean_real_reduction(report) >= result.kept_real_reduction) {
+      result.kept_round = round;
+      result.kept_real_reduction = mean_real_reduction(report);
+      kept_model_bytes = result.model->to_bytes();
+      kept_controller_bytes = controller_to_bytes(controller);
+    }
     result.rounds.push_back(report);
     if (on_round) on_round(report);
   }
-  result.model->info().trained_steps = count_steps(data) + count_steps(held_out);
-  if (!controller_path.empty()) save_controller(controller_path, controller);
+  result.kept_model = std::make_unique<WorldModel>(WorldModel::from_bytes(kept_model_bytes, "the kept world model"));
+  if (!controller_path.empty()) {
+    DreamController kept = controller_from_bytes(kept_controller_bytes, *result.kept_model, "the kept controller");
+    save_controller(controller_path, kept);
+  }
+  result.controller_path = controller_path;
   return result;
 }
 

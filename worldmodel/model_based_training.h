@@ -83,13 +83,25 @@ struct ModelBasedRound {
 
 struct ModelBasedResult {
   std::vector<ModelBasedRound> rounds;
-  std::unique_ptr<WorldModel> model;
-  std::string controller_path;  // where the final controller was saved ("" if not asked)
+  std::unique_ptr<WorldModel> model;  // the last round's, which the reported dream gaps are of
+  // The agent kept: the world model and controller of the round whose
+  // greedy controller reached the most in the real graphs (mean over them;
+  // the later of equals). Later rounds can do worse than an earlier one (a
+  // dream that overfits the controller's own episodes), and those real
+  // episodes were played and counted anyway, so the best one seen is kept.
+  std::unique_ptr<WorldModel> kept_model;
+  int32_t kept_round = 0;
+  double kept_real_reduction = 0;  // mean over the graphs, percent
+  std::string controller_path;  // where the kept controller was saved ("" if not asked)
 };
 
+// The mean of a round's real greedy reductions over its graphs: what
+// decides which round's agent is kept.
+double mean_real_reduction(const ModelBasedRound& round);
+
 // `envs[i]` plays graph `names[i]`; all share one matcher and cost model.
-// `on_round` reports progress. If `controller_path` is not empty the final
-// controller is saved there.
+// `on_round` reports progress. If `controller_path` is not empty the kept
+// round's controller is saved there.
 ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std::vector<std::string>& names,
                                    int32_t num_xfers, const ModelBasedOptions& options,
                                    const std::function<void(const ModelBasedRound&)>& on_round,
