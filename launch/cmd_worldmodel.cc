@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <variant>
 
 #include "common/error.h"
 #include "common/json_writer.h"
@@ -31,6 +32,7 @@
 #include "learner/compute_threads.h"
 #include "learner/gemm_rate.h"
 #include "learner/policy_file.h"
+#include "learner/training_config.h"
 #include "worldmodel/dream_benchmark.h"
 #include "worldmodel/model_based_training.h"
 #include "worldmodel/world_model.h"
@@ -292,6 +294,19 @@ int bench_world_model(const CliArgs& args) {
   return 0;
 }
 
+// --dream-reward: the names and the default are those of the run config's
+// model_based.dream_reward, so the flag and the key cannot drift apart.
+RewardKind dream_reward_from_flag(const CliArgs& args) {
+  const ConfigSchema::Entry* key = training_config_schema().find("model_based.dream_reward");
+  const std::string name = args.value_or("--dream-reward", std::get<std::string>(key->fallback));
+  if (std::find(key->choices.begin(), key->choices.end(), name) == key->choices.end()) {
+    std::string names;
+    for (const std::string& choice : key->choices) names += (names.empty() ? "" : " or ") + choice;
+    throw UsageError("--dream-reward is " + names + ", not '" + name + "'");
+  }
+  return reward_kind_from_name(name);
+}
+
 int agent(const CliArgs& args) {
   args.expect_at_most(1);
   const std::string graphs_arg = args.value_or("--graphs", "");
@@ -338,10 +353,7 @@ int agent(const CliArgs& args) {
   options.settings.tau = args.double_value("--tau", options.settings.tau);
   options.settings.step_cost = args.double_value("--step-cost", options.settings.step_cost);
   options.settings.random_locations = args.flag("--random-locations");
-  const std::string dream_reward = args.value_or("--dream-reward", "incremental");
-  if (dream_reward != "incremental" && dream_reward != "final")
-    throw UsageError("--dream-reward is incremental or final, not '" + dream_reward + "'");
-  options.settings.dream_reward = reward_kind_from_name(dream_reward);
+  options.settings.dream_reward = dream_reward_from_flag(args);
   options.seed = static_cast<uint64_t>(args.int_value("--seed", 0));
   options.settings.hidden = args.int_value("--hidden", options.settings.hidden);
   options.settings.separate_controller_memory = !args.flag("--shared-controller-memory");
