@@ -170,9 +170,10 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
     report.dream_steps = dream_steps;
     report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     result.model->info().trained_steps = learned_steps;
-    if (result.kept_round == 0 || mean_real_reduction(report) >= result.kept_real_reduction) {
+    const double reached = mean_real_reduction(report);
+    if (result.kept_round == 0 || reached >= result.kept_real_reduction) {
       result.kept_round = round;
-      result.kept_real_reduction = mean_real_reduction(report);
+      result.kept_real_reduction = reached;
       kept_model_bytes = result.model->to_bytes();
       kept_controller_bytes = controller_to_bytes(controller);
     }
