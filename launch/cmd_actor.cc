@@ -127,6 +127,7 @@ int run_actor(const CliArgs& args) {
     r.seed = seed;
     r.max_message_steps = options.collector.num_envs * options.collector.steps_per_env;
     r.random_locations = options.model_based.random_locations;
+    r.look_ahead_locations = options.model_based.look_ahead_locations;
     work = make_real_model_based_work(load_training_graphs(options.graphs), matcher, *cost, r);
   }
   std::unique_ptr<Actor> owned = work ? std::make_unique<Actor>(std::move(work), endpoints, actor)

@@ -178,6 +178,12 @@ const TrainingKeys& training_keys() {
         "best-paying location (greedy search's place for it) instead of its first one",
         [](TrainingOptions & o) -> auto& { return o.model_based.best_locations; });
     k.boolean(
+        "model_based.look_ahead_locations", false,
+        "with best_locations: each rule the controller picks goes where it pays most within two rewrites (its "
+        "saving now and the best the next rewrite then saves), trying each of its locations on a copy of the "
+        "graph, instead of where it pays most now",
+        [](TrainingOptions & o) -> auto& { return o.model_based.look_ahead_locations; });
+    k.boolean(
         "model_based.random_locations", false,
         "the random episodes put each rule at a uniformly random one of its matches instead of where the "
         "controller's rules go, so they reach states that path never does (say, two convs both folded "

@@ -37,6 +37,7 @@ struct ModelBasedSettings {
   double explore = 0;
   bool verify_plans = false;
   bool best_locations = false;
+  bool look_ahead_locations = false;
   bool random_locations = false;
   int32_t calibration_episodes = 0;
   bool calibration_keeps_controller_memory = false;

@@ -1,5 +1,6 @@
 #include "worldmodel/controller.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "common/checkpoint_file.h"
@@ -120,7 +121,7 @@ RealEpisodeResult real_controller_episode(GraphEnv& env, int32_t graph_index, co
       }
     }
     const int32_t xfer = m.vocabulary.xfer(static_cast<int32_t>(choice));
-    const Action action{xfer, chosen_location(*observation, xfer)};
+    const Action action{xfer, place_rule(env, xfer, model.info().look_ahead_locations)};
     step.xfer = action.xfer;
     Observation before;
     if (on_step) before = compact_observation(*observation, action.xfer);
@@ -130,6 +131,9 @@ RealEpisodeResult real_controller_episode(GraphEnv& env, int32_t graph_index, co
               out.value[0].item<float>(), r);
     step.reward = static_cast<float>(r.reward);
     step.done = r.done;
+    if (r.info.initial_cost_ms > 0)
+      result.best_reduction_percent = std::max(
+          result.best_reduction_percent, 100.0 * (r.info.initial_cost_ms - r.info.cost_ms) / r.info.initial_cost_ms);
     // The world model follows the real episode, giving h for the next step.
     const torch::Tensor condition =
         m.rnn_condition(mask.narrow(1, 0, v).to(torch::kFloat), x.narrow(1, kSummaryDim + v, v),

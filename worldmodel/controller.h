@@ -55,6 +55,10 @@ DreamController controller_from_bytes(const std::string& bytes, const WorldModel
 
 struct RealEpisodeResult {
   double reduction_percent = 0;  // 100 (C0 - CT) / C0 in the real environment
+  // The same for the cheapest graph the episode passed through (C0 itself
+  // counts): what an agent's result is when it optimises a graph
+  // (`graphworld evaluate`, model_based_agent.h), as for a policy's rollouts.
+  double best_reduction_percent = 0;
   int32_t steps = 0;
   WorldEpisode episode;          // what happened, for the world model to learn from
 };
@@ -62,8 +66,9 @@ struct RealEpisodeResult {
 // One real episode of `env` acted by the controller: greedy (most likely
 // allowed action) or sampled (with `rng`, and a uniformly random allowed
 // action with probability `explore`). Xfers outside the model's
-// vocabulary are never chosen. Each rule goes to its chosen_location
-// (world_episode.h): the first, or the best-paying where `env` prices them.
+// vocabulary are never chosen. Each rule goes to its place_rule
+// (world_episode.h): the first, the best-paying where `env` prices them, or
+// the best within two rewrites where the model's info says so.
 // `on_step`, if given, sees each step as an actor reports it: the compact
 // observation before it (learner/rollout.h), the action, the controller's
 // log-probability of that action and its value, and the step's result.

@@ -120,9 +120,11 @@ class RealModelBasedWork final : public ActorWork {
       stopped = stopped || stop_now();
     };
     if (!models_.model) {
-      episode_by(random_rule_chooser(0.0, schedule_.random_steps, options_.random_locations), env, seed, record);
+      episode_by(random_rule_chooser(0.0, schedule_.random_steps, options_.random_locations,
+                                     options_.look_ahead_locations),
+                 env, seed, record);
     } else if (plan_episode) {
-      episode_by(plan_chooser(schedule_.plans[static_cast<size_t>(plan)]), env, seed,
+      episode_by(plan_chooser(schedule_.plans[static_cast<size_t>(plan)], options_.look_ahead_locations), env, seed,
                  [&](Observation before, Action action, float, float, const StepResult& r) {
                    record(std::move(before), action, 0.0f, 0.0f, r);
                  });
@@ -148,7 +150,7 @@ class RealModelBasedWork final : public ActorWork {
   void episode_by(const ActionChooser& choose, GraphEnv& env, uint64_t seed, const RealStepCallback& record) {
     const Observation* observation = &env.reset(seed);
     for (int32_t step = 0;; ++step) {
-      const Action action = choose(*observation, step, rng_);
+      const Action action = choose(env, step, rng_);
       int32_t allowed = 0;
       for (uint8_t bit : observation->xfer_mask) allowed += bit ? 1 : 0;
       Observation before = compact_observation(*observation, action.xfer);

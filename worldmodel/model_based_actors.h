@@ -30,6 +30,7 @@ struct RealModelBasedOptions {
   uint64_t seed = 0;        // differs per actor and per restart (actor_seed)
   int32_t max_message_steps = 1 << 20;  // an episode longer than this is refused at the start (config check)
   bool random_locations = false;        // model_based.random_locations: the random episodes' rules at random matches
+  bool look_ahead_locations = false;    // model_based.look_ahead_locations: rules where they pay most within two rewrites
 };
 
 // Episode k of a round (counting over all real actors) is played by real

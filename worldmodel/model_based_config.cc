@@ -20,6 +20,10 @@ void check_model_based_config(const TrainingOptions& training) {
     throw ConfigError("env.max_steps is " + std::to_string(max_steps) + ", more than env.num_envs x env.steps_per_env (" +
                       std::to_string(message_steps) + "): a model-based run sends each real episode whole in one "
                       "message of at most that many steps; raise env.steps_per_env or lower env.max_steps");
+  if (training.model_based.look_ahead_locations && !training.model_based.best_locations)
+    throw ConfigError("model_based.look_ahead_locations is true but model_based.best_locations is false: the "
+                      "look-ahead compares what each location pays, which only environments that price every "
+                      "location report; set model_based.best_locations: true");
   // A dream message must pass the learner's limits (learner/wire_message.h:
   // 2^20 steps, 512 MiB), or every one would be refused and the run stall.
   // Its size: z, h and four numbers per step, and a mask byte per rule.

@@ -187,11 +187,13 @@ class ModelBasedLearner final : public LearnerExtension {
     if (p.generation > 0) {
       model_ = std::make_unique<WorldModel>(WorldModel::from_bytes(p.world_model, what));
       // Its episodes were played one way; the resumed actors must go on so.
-      if (model_->info().best_locations != options_.agent.settings.best_locations)
+      const WorldModelInfo& info = model_->info();
+      if (info.best_locations != options_.agent.settings.best_locations ||
+          info.look_ahead_locations != options_.agent.settings.look_ahead_locations)
         throw UsageError(what + ": the run's world model learned from rules applied at " +
-                         rule_placement(model_->info().best_locations) +
-                         "; resume it with model_based.best_locations: " +
-                         (model_->info().best_locations ? "true" : "false"));
+                         rule_placement(info.best_locations, info.look_ahead_locations) +
+                         "; resume it with model_based.best_locations: " + (info.best_locations ? "true" : "false") +
+                         " and model_based.look_ahead_locations: " + (info.look_ahead_locations ? "true" : "false"));
       controller_ = controller_from_bytes(p.controller, *model_, what);
       optimizer_ = std::make_unique<torch::optim::Adam>(controller_->parameters(),
                                                         torch::optim::AdamOptions(options_.agent.ppo.learning_rate));
@@ -288,6 +290,7 @@ class ModelBasedLearner final : public LearnerExtension {
       WorldModelInfo info;
       info.max_steps = options_.max_steps;
       info.best_locations = options_.agent.settings.best_locations;
+      info.look_ahead_locations = options_.agent.settings.look_ahead_locations;
       info.feature_version = kObservationFeatureVersion;
       info.graphs = options_.graphs;
       info.rule_library_hash = options_.rule_library_hash;

@@ -37,7 +37,7 @@ WorldModelConfig world_model_config(const ModelBasedSettings& settings) {
 double mean_real_reduction(const ModelBasedRound& round) {
   if (round.graphs.empty()) return 0.0;
   double sum = 0;
-  for (const GraphOutcome& g : round.graphs) sum += g.real_reduction;
+  for (const GraphOutcome& g : round.graphs) sum += g.real_best_reduction;
   return sum / static_cast<double>(round.graphs.size());
 }
 
@@ -52,13 +52,17 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
   if (envs.empty() || envs.size() != names.size()) throw UsageError("model-based training needs one name per graph");
   if (options.settings.rounds < 1) throw UsageError("model-based training needs rounds >= 1");
   // Rules go to their best-paying location exactly where the environments
-  // price locations (chosen_location); the world model records which.
+  // price locations (place_rule); the world model records which.
   for (const GraphEnv* env : envs)
     if (env->options().location_rewards != options.settings.best_locations)
       throw UsageError(std::string("model-based training with best locations ") +
                        (options.settings.best_locations ? "on" : "off") + " needs environments that " +
                        (options.settings.best_locations ? "price" : "do not price") +
                        " every location (GraphEnvOptions::location_rewards)");
+  if (options.settings.look_ahead_locations && !options.settings.best_locations)
+    throw UsageError("placing rules by what they save within two rewrites (look-ahead locations) needs best "
+                     "locations on: the environments must price every location");
+  const bool look_ahead = options.settings.look_ahead_locations;
   if (!(options.settings.holdout > 0 && options.settings.holdout < 1)) throw UsageError("model-based training needs a held-out share in (0, 1)");
   const auto start = std::chrono::steady_clock::now();
   std::mt19937_64 rng(options.seed);
@@ -76,7 +80,9 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
 
   for (size_t g = 0; g < envs.size(); ++g) {
     auto episodes = play_episodes(*envs[g], static_cast<int32_t>(g), options.settings.random_episodes,
-                                  random_rule_chooser(0.0, options.settings.random_steps, options.settings.random_locations), episode_seed);
+                                  random_rule_chooser(0.0, options.settings.random_steps, options.settings.random_locations,
+                                                      look_ahead),
+                                  episode_seed);
     episode_seed += static_cast<uint64_t>(options.settings.random_episodes);
     real_steps += count_steps(episodes);
     for (WorldEpisode& e : episodes) add(std::move(e));
@@ -84,6 +90,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
   WorldModelInfo info;
   info.max_steps = envs.front()->options().max_steps;
   info.best_locations = options.settings.best_locations;
+  info.look_ahead_locations = look_ahead;
   info.feature_version = kObservationFeatureVersion;
   info.graphs = names;
   result.model = std::make_unique<WorldModel>(world_model_config(options.settings), XferVocabulary::from_episodes(data, num_xfers), info,
@@ -149,6 +156,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
       GraphOutcome outcome;
       outcome.graph = names[g];
       outcome.real_reduction = greedy.reduction_percent;
+      outcome.real_best_reduction = greedy.best_reduction_percent;
       for (const WorldStep& s : greedy.episode.steps) outcome.real_xfers.push_back(s.xfer);
       if (g < predicted.size()) {
         outcome.dream_reduction = predicted[g].predicted_reduction;
@@ -159,7 +167,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
       if (round == options.settings.rounds) continue;  // the last round's data would teach nothing more
       if (options.settings.verify_plans && g < predicted.size()) {
         std::vector<WorldEpisode> checked =
-            play_episodes(*envs[g], static_cast<int32_t>(g), 1, plan_chooser(predicted[g].xfers), episode_seed++);
+            play_episodes(*envs[g], static_cast<int32_t>(g), 1, plan_chooser(predicted[g].xfers, look_ahead), episode_seed++);
         real_steps += count_steps(checked);
         for (WorldEpisode& e : checked) add(std::move(e));
       }

@@ -66,7 +66,11 @@ bool calibrates_after(const ModelBasedOptions& options, int32_t round);
 
 struct GraphOutcome {
   std::string graph;
-  double real_reduction = 0;   // greedy controller in the real env, percent
+  double real_reduction = 0;   // greedy controller in the real env, percent, at the episode's end
+  // The cheapest graph that episode passed through, percent: the agent's
+  // result, as `graphworld evaluate` takes it (a controller that goes one
+  // rewrite too far still found the graph before it). Rounds are kept by it.
+  double real_best_reduction = 0;
   double dream_reduction = 0;  // what the dream predicts for the same controller from the same start
   std::vector<int32_t> real_xfers, dream_xfers;  // the rules each chose, in order (N: NO-OP)
 };
@@ -85,7 +89,8 @@ struct ModelBasedResult {
   std::vector<ModelBasedRound> rounds;
   std::unique_ptr<WorldModel> model;  // the last round's, which the reported dream gaps are of
   // The agent kept: the world model and controller of the round whose
-  // greedy controller reached the most in the real graphs (mean over them;
+  // greedy controller reached the most in the real graphs (the cheapest
+  // graph on its way; mean over them;
   // the later of equals). Later rounds can do worse than an earlier one (a
   // dream that overfits the controller's own episodes), and those real
   // episodes were played and counted anyway, so the best one seen is kept.
@@ -95,8 +100,9 @@ struct ModelBasedResult {
   std::string controller_path;  // where the kept controller was saved ("" if not asked)
 };
 
-// The mean of a round's real greedy reductions over its graphs: what
-// decides which round's agent is kept.
+// The mean over its graphs of a round's real greedy episodes' best
+// reductions (GraphOutcome::real_best_reduction): what decides which
+// round's agent is kept.
 double mean_real_reduction(const ModelBasedRound& round);
 
 // `envs[i]` plays graph `names[i]`; all share one matcher and cost model.

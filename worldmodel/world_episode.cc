@@ -100,7 +100,7 @@ std::vector<WorldEpisode> play_episodes(GraphEnv& env, int32_t graph_index, int3
     episode.graph_index = graph_index;
     const Observation* observation = &env.reset(seed + static_cast<uint64_t>(e));
     for (;;) {
-      const Action action = choose(*observation, static_cast<int32_t>(episode.steps.size()), rng);
+      const Action action = choose(env, static_cast<int32_t>(episode.steps.size()), rng);
       WorldStep step = world_step_from(*observation, action, 0, false);
       const StepResult result = env.step(action);
       step.reward = static_cast<float>(result.reward);
@@ -125,18 +125,50 @@ int32_t chosen_location(const Observation& observation, int32_t xfer) {
   return best;
 }
 
-ActionChooser plan_chooser(std::vector<int32_t> plan) {
-  return [plan = std::move(plan)](const Observation& observation, int32_t step, std::mt19937_64&) {
+int32_t look_ahead_location(const GraphEnv& env, int32_t xfer) {
+  const Observation& observation = env.observation();
+  if (!env.options().location_rewards)
+    throw UsageError("placing rules by what they save within two rewrites needs an environment that prices every "
+                     "location (GraphEnvOptions::location_rewards; model_based.best_locations)");
+  if (xfer < 0 || xfer >= observation.num_xfers) return 0;
+  const int32_t count = observation.location_count(xfer);
+  const double before_ms = env.cost_ms(), initial_ms = env.initial_cost_ms();
+  int32_t best = 0;
+  double best_value = 0;
+  for (int32_t location = 0; location < count; ++location) {
+    std::unique_ptr<GraphEnv> copy = env.clone();
+    const StepResult result = copy->step({xfer, location});
+    // Percent of the initial cost, as rewards and location_reward are.
+    double value = initial_ms > 0 ? 100.0 * (before_ms - result.info.cost_ms) / initial_ms : 0.0;
+    const std::vector<float>& next = result.observation->xfer_reward;  // NO-OP's entry is 0
+    if (!result.done && !next.empty()) value += std::max(0.0f, *std::max_element(next.begin(), next.end()));
+    if (location == 0 || value > best_value) {
+      best = location;
+      best_value = value;
+    }
+  }
+  return best;
+}
+
+int32_t place_rule(const GraphEnv& env, int32_t xfer, bool look_ahead) {
+  return look_ahead ? look_ahead_location(env, xfer) : chosen_location(env.observation(), xfer);
+}
+
+ActionChooser plan_chooser(std::vector<int32_t> plan, bool look_ahead) {
+  return [plan = std::move(plan), look_ahead](const GraphEnv& env, int32_t step, std::mt19937_64&) {
+    const Observation& observation = env.observation();
     const auto i = static_cast<size_t>(step);
     if (i < plan.size() && plan[i] >= 0 && plan[i] < observation.num_xfers && observation.xfer_mask[static_cast<size_t>(plan[i])])
-      return Action{plan[i], chosen_location(observation, plan[i])};
+      return Action{plan[i], place_rule(env, plan[i], look_ahead)};
     return Action{observation.num_xfers, 0};
   };
 }
 
-ActionChooser random_rule_chooser(double noop_probability, int32_t max_rewrites, bool random_locations) {
-  return [noop_probability, max_rewrites, random_locations](const Observation& observation, int32_t step,
-                                                            std::mt19937_64& rng) {
+ActionChooser random_rule_chooser(double noop_probability, int32_t max_rewrites, bool random_locations,
+                                  bool look_ahead) {
+  return [noop_probability, max_rewrites, random_locations, look_ahead](const GraphEnv& env, int32_t step,
+                                                                        std::mt19937_64& rng) {
+    const Observation& observation = env.observation();
     if (max_rewrites > 0 && step >= max_rewrites) return Action{observation.num_xfers, 0};
     std::vector<int32_t> allowed;
     for (int32_t x = 0; x < observation.num_xfers; ++x)
@@ -146,7 +178,7 @@ ActionChooser random_rule_chooser(double noop_probability, int32_t max_rewrites,
     const int32_t xfer = allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)];
     if (random_locations)
       return Action{xfer, std::uniform_int_distribution<int32_t>(0, observation.location_count(xfer) - 1)(rng)};
-    return Action{xfer, chosen_location(observation, xfer)};
+    return Action{xfer, place_rule(env, xfer, look_ahead)};
   };
 }
 

@@ -85,9 +85,10 @@ class StoredEpisodeAssembler {
 };
 
 // Plays `count` episodes of `env`: `choose` picks each action from the
-// observation and the number of steps already taken in the episode
-// (location must be valid). Returns them with the graph index.
-using ActionChooser = std::function<Action(const Observation&, int32_t step, std::mt19937_64&)>;
+// environment's state (its observation(), and a copy of it to try steps on)
+// and the number of steps already taken in the episode (location must be
+// valid). Returns them with the graph index.
+using ActionChooser = std::function<Action(const GraphEnv&, int32_t step, std::mt19937_64&)>;
 std::vector<WorldEpisode> play_episodes(GraphEnv& env, int32_t graph_index, int32_t count, const ActionChooser& choose,
                                         uint64_t seed);
 
@@ -98,21 +99,37 @@ std::vector<WorldEpisode> play_episodes(GraphEnv& env, int32_t graph_index, int3
 // dream's controller picks rules only; this picks their places.
 int32_t chosen_location(const Observation& observation, int32_t xfer);
 
-// An exploring chooser: a uniformly random allowed xfer at its
-// chosen_location, NO-OP with probability `noop_probability`, when nothing
-// else is allowed, and once `max_rewrites` steps are taken (0: no limit).
-// With `random_locations`, at a uniformly random one of its locations
-// instead: always taking a rule's first (or best-paying) match walks
-// through the graph in one order, and states off that order (say, both of
-// two parallel convs folded before either is merged) are never seen, nor
-// the rules only they allow.
-ActionChooser random_rule_chooser(double noop_probability, int32_t max_rewrites = 0, bool random_locations = false);
+// The location of `xfer` that pays most within two rewrites: its own saving
+// now plus the most any rewrite then saves (nothing when none pays, since
+// the episode can stop there), each location tried on a copy of `env`; the
+// first of equals. Where paying now is not the whole story: on
+// ResNet-50-full the BatchNorm fold that costs least now has no Relu after
+// it, while a fold that costs a little more lets its conv fuse the Relu that
+// follows. `env` must price every location (GraphEnvOptions::
+// location_rewards; UsageError otherwise). Costs one step of a copy of `env`
+// per location.
+int32_t look_ahead_location(const GraphEnv& env, int32_t xfer);
 
-// Follows `plan` (xfer ids, as a dream chose them) at their chosen
-// locations for as long as the real environment allows each; NO-OP at the
-// first step it does not (or when the plan runs out), which ends the
-// episode there.
-ActionChooser plan_chooser(std::vector<int32_t> plan);
+// Where the model-based agent puts `xfer` in `env`'s current state:
+// look_ahead_location with `look_ahead` (model_based.look_ahead_locations),
+// chosen_location otherwise.
+int32_t place_rule(const GraphEnv& env, int32_t xfer, bool look_ahead);
+
+// An exploring chooser: a uniformly random allowed xfer at its place_rule,
+// NO-OP with probability `noop_probability`, when nothing else is allowed,
+// and once `max_rewrites` steps are taken (0: no limit). With
+// `random_locations`, at a uniformly random one of its locations instead:
+// always taking a rule's first (or best-paying) match walks through the
+// graph in one order, and states off that order (say, both of two parallel
+// convs folded before either is merged) are never seen, nor the rules only
+// they allow.
+ActionChooser random_rule_chooser(double noop_probability, int32_t max_rewrites = 0, bool random_locations = false,
+                                  bool look_ahead = false);
+
+// Follows `plan` (xfer ids, as a dream chose them) at their place_rule for
+// as long as the real environment allows each; NO-OP at the first step it
+// does not (or when the plan runs out), which ends the episode there.
+ActionChooser plan_chooser(std::vector<int32_t> plan, bool look_ahead = false);
 
 // The xfers a world model knows: those allowed somewhere in its training
 // data, ascending. Index i < size() is xfer xfers[i]; index size() is NO-OP.

@@ -249,7 +249,8 @@ int64_t WorldModel::parameter_count() const {
   return n;
 }
 
-std::string rule_placement(bool best_locations) {
+std::string rule_placement(bool best_locations, bool look_ahead_locations) {
+  if (best_locations && look_ahead_locations) return "the location that pays most within two rewrites";
   return best_locations ? "their best-paying location" : "their first location";
 }
 
@@ -269,7 +270,7 @@ std::string describe_world_model(const WorldModel& model) {
   if (!info.source.empty()) out << " (from " << info.source << ")";
   out << "\nmax steps " << info.max_steps << ", rule library " << info.rule_library_hash << ", feature version "
       << info.feature_version << "\n";
-  out << "chosen rules go to " << rule_placement(info.best_locations) << "\n";
+  out << "chosen rules go to " << rule_placement(info.best_locations, info.look_ahead_locations) << "\n";
   return out.str();
 }
 

@@ -54,14 +54,18 @@ struct WorldModelInfo {
   // best-paying location (the environments priced every location,
   // model_based.best_locations) or at its first. An agent acts the same way.
   bool best_locations = false;
+  // With best_locations: the place that pays most within two rewrites
+  // (model_based.look_ahead_locations, world_episode.h look_ahead_location).
+  bool look_ahead_locations = false;
   std::vector<std::string> graphs;  // the training graphs, as the run named them
   int64_t trained_steps = 0;        // real steps it has learned from
   std::string source;               // stores or run it was trained from
 };
 
-// Where rules went, for messages: "their best-paying location" or "their
-// first location" (WorldModelInfo::best_locations).
-std::string rule_placement(bool best_locations);
+// Where rules went, for messages: "their best-paying location", "the
+// location that pays most within two rewrites" or "their first location"
+// (WorldModelInfo::best_locations and look_ahead_locations).
+std::string rule_placement(bool best_locations, bool look_ahead_locations = false);
 
 struct WorldModelHeadLosses {
   static constexpr double kRewardWeight = 10.0;  // MdnRnnLosses::kRewardWeight (world_model.cc asserts they agree)

@@ -27,6 +27,7 @@ std::string info_text(const WorldModelInfo& info) {
       << "\n";
   // Written only when set, so that a file without it reads as before.
   if (info.best_locations) out << "best_locations 1\n";
+  if (info.look_ahead_locations) out << "look_ahead_locations 1\n";
   for (const std::string& g : info.graphs) out << "graph " << g << "\n";
   return out.str();
 }
@@ -45,6 +46,7 @@ WorldModelInfo info_from_text(const std::string& text, const std::string& path) 
       else if (key == "trained_steps") info.trained_steps = std::stoll(value);
       else if (key == "source") info.source = value;
       else if (key == "best_locations") info.best_locations = std::stoi(value) != 0;
+      else if (key == "look_ahead_locations") info.look_ahead_locations = std::stoi(value) != 0;
       else if (key == "graph") info.graphs.push_back(value);
     } catch (const std::exception&) {
       throw FormatError(path + ": world model info line '" + line + "' has a bad value");

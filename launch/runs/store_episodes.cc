@@ -42,15 +42,18 @@ void read_one(const std::string& path, StoreEpisodes& out, std::map<std::string,
   const int32_t max_steps = options.collector.env.max_steps;
   const std::string reward = reward_kind_name(options.collector.env.reward);
   const bool best_locations = options.model_based.enabled && options.model_based.best_locations;
+  const bool look_ahead = best_locations && options.model_based.look_ahead_locations;
   if (out.rule_library_hash.empty()) {
     out.rule_library_hash = hash;
     out.num_xfers = info.num_xfers;
     out.max_steps = max_steps;
     out.reward = reward;
     out.best_locations = best_locations;
-  } else if (best_locations != out.best_locations) {
-    throw UsageError(path + ": its run applied rules at " + rule_placement(best_locations) + ", " + first + "'s at " +
-                     rule_placement(out.best_locations) + " (model_based.best_locations); a world model learns one way of "
+    out.look_ahead_locations = look_ahead;
+  } else if (best_locations != out.best_locations || look_ahead != out.look_ahead_locations) {
+    throw UsageError(path + ": its run applied rules at " + rule_placement(best_locations, look_ahead) + ", " + first +
+                     "'s at " + rule_placement(out.best_locations, out.look_ahead_locations) +
+                     " (model_based.best_locations, look_ahead_locations); a world model learns one way of "
                      "placing rules");
   } else if (reward != out.reward) {
     throw UsageError("its run's rewards are '" + reward + "', those of " + first + " '" + out.reward +

@@ -24,6 +24,9 @@ struct StoreEpisodes {
   // The runs were model-based with model_based.best_locations: their rules
   // went to their best-paying location (WorldModelInfo::best_locations).
   bool best_locations = false;
+  // ... and model_based.look_ahead_locations: where they paid most within
+  // two rewrites (WorldModelInfo::look_ahead_locations).
+  bool look_ahead_locations = false;
   std::string rule_library_hash;
   int64_t stored_steps = 0, rebuilt_steps = 0, missed_steps = 0, cost_mismatches = 0;
 };

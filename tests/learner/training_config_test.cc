@@ -65,7 +65,7 @@ TEST(TrainingConfig, EveryKeyReachesItsField) {
     s << "|" << d.actors << "," << d.max_policy_lag << "," << d.heartbeat_timeout_s << "," << d.store_flush_s;
     const ModelBasedSettings& m = o.model_based;
     s << "|" << m.enabled << m.dream_actors << "," << m.rounds << "," << m.random_episodes << "," << m.random_steps
-      << "," << m.episodes_per_round << "," << m.explore << m.verify_plans << m.best_locations << m.random_locations << m.calibration_episodes << ","
+      << "," << m.episodes_per_round << "," << m.explore << m.verify_plans << m.best_locations << m.look_ahead_locations << m.random_locations << m.calibration_episodes << ","
       << m.calibration_keeps_controller_memory << m.dream_updates << "," << m.dream_rows << "," << m.dream_horizon
       << "," << m.tau << "," << m.step_cost << "," << static_cast<int>(m.dream_reward) << "," << m.latent_dim << "," << m.hidden << "," << m.components
       << m.separate_controller_memory << m.encoder_epochs << "," << m.epochs << "," << m.later_epochs << ","

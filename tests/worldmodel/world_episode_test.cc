@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "env/cost/cost_model_factory.h"
 #include "tests/learner/training_fixture.h"
 
 namespace graphworld {
@@ -206,8 +207,9 @@ TEST(WorldEpisode, RandomLocationsReachStatesTheFirstLocationsDoNot) {
   GraphEnv env(graphs[0].graph, matcher, *cost, GraphEnvOptions{});
   auto explore = [&](bool random_locations, int32_t& away_from_first) {
     const ActionChooser random = random_rule_chooser(0.0, 100, random_locations);
-    const ActionChooser checked = [&](const Observation& o, int32_t step, std::mt19937_64& rng) {
-      const Action a = random(o, step, rng);
+    const ActionChooser checked = [&](const GraphEnv& state, int32_t step, std::mt19937_64& rng) {
+      const Observation& o = state.observation();
+      const Action a = random(state, step, rng);
       if (a.xfer < o.num_xfers) {
         EXPECT_GE(a.location, 0);
         EXPECT_LT(a.location, o.location_count(a.xfer));
@@ -255,8 +257,9 @@ TEST(WorldEpisode, RulesGoToTheirBestPayingLocationWhereTheEnvironmentPricesThem
   std::vector<float> priced;  // per step, the chosen rule's best location reward
   int32_t not_first = 0;
   const ActionChooser random = random_rule_chooser(0.0, 30);
-  const ActionChooser recorded = [&](const Observation& o, int32_t step, std::mt19937_64& rng) {
-    const Action a = random(o, step, rng);
+  const ActionChooser recorded = [&](const GraphEnv& state, int32_t step, std::mt19937_64& rng) {
+    const Observation& o = state.observation();
+    const Action a = random(state, step, rng);
     priced.push_back(o.xfer_reward[static_cast<size_t>(a.xfer)]);
     not_first += a.location > 0;
     return a;
@@ -272,6 +275,68 @@ TEST(WorldEpisode, RulesGoToTheirBestPayingLocationWhereTheEnvironmentPricesThem
   }
   EXPECT_EQ(t, priced.size());
   EXPECT_GT(not_first, 0) << "some rule paid most away from its first location";
+}
+
+// ResNet-50-full under the H100's costs, from the graph greedy search ends
+// on: every BatchNorm fold left costs now. The cheapest one has no Relu
+// after its conv; a slightly dearer one does, and the fold lets the conv
+// fuse it, which pays more than both folds cost. Two rewrites on, that fold
+// is the better place, and look_ahead_location finds it.
+TEST(WorldEpisode, LookAheadPlacesARuleWhereItPaysMostWithinTwoRewrites) {
+  const std::vector<TrainingGraph> graphs = testing::zoo_graphs({"resnet50-full"});
+  CostModelOptions cost_options;
+  cost_options.kind = "gpu";
+  const std::unique_ptr<CostModel> cost = make_cost_model(cost_options);
+  const RuleMatcher& matcher = testing::default_matcher();
+  int32_t fold = -1, fuse = -1;
+  for (size_t r = 0; r < matcher.rules().size(); ++r) {
+    if (matcher.rules()[r].name == "fold-conv-batchnorm") fold = static_cast<int32_t>(r);
+    if (matcher.rules()[r].name == "fuse-conv-bias-relu") fuse = static_cast<int32_t>(r);
+  }
+  ASSERT_GE(fold, 0);
+  ASSERT_GE(fuse, 0);
+  GraphEnvOptions options;
+  options.location_rewards = true;
+  options.max_steps = 200;
+  GraphEnv env(graphs[0].graph, matcher, *cost, options);
+  // Greedy search: the rewrite that pays most, while one pays.
+  const Observation* o = &env.reset(0);
+  for (;;) {
+    int32_t best = -1;
+    for (int32_t x = 0; x < o->num_xfers; ++x)
+      if (o->xfer_mask[static_cast<size_t>(x)] && o->xfer_reward[static_cast<size_t>(x)] > 0 &&
+          (best < 0 || o->xfer_reward[static_cast<size_t>(x)] > o->xfer_reward[static_cast<size_t>(best)]))
+        best = x;
+    if (best < 0) break;
+    o = env.step({best, chosen_location(*o, best)}).observation;
+  }
+  ASSERT_TRUE(o->xfer_mask[static_cast<size_t>(fold)]) << "BatchNorms are left to fold";
+  ASSERT_LE(o->xfer_reward[static_cast<size_t>(fold)], 0.0f) << "none of them pays now";
+
+  // What a location earns now, and within two rewrites, tried on copies.
+  auto now = [&](int32_t location) {
+    return o->location_reward[static_cast<size_t>(o->location_begin[static_cast<size_t>(fold)] + location)];
+  };
+  auto fused_after = [&](int32_t location) {
+    std::unique_ptr<GraphEnv> copy = env.clone();
+    return copy->step({fold, location}).observation->xfer_reward[static_cast<size_t>(fuse)];
+  };
+  const int32_t cheapest = chosen_location(*o, fold);
+  const int32_t ahead = look_ahead_location(env, fold);
+  EXPECT_NE(ahead, cheapest);
+  EXPECT_LT(now(ahead), now(cheapest)) << "it costs more now";
+  EXPECT_LE(fused_after(cheapest), 0.0f) << "no Relu to fuse after the cheapest fold";
+  EXPECT_GT(now(ahead) + fused_after(ahead), 0.0f) << "fold and fusion together pay";
+  for (int32_t location = 0; location < o->location_count(fold); ++location)
+    EXPECT_LE(now(location) + std::max(0.0f, fused_after(location)), now(ahead) + fused_after(ahead) + 1e-6f)
+        << "location " << location;
+  EXPECT_EQ(place_rule(env, fold, false), cheapest);
+  EXPECT_EQ(place_rule(env, fold, true), ahead);
+
+  // It needs the locations priced.
+  GraphEnv unpriced(graphs[0].graph, matcher, *cost, GraphEnvOptions{});
+  unpriced.reset(0);
+  EXPECT_THROW(look_ahead_location(unpriced, fold), UsageError);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "worldmodel/controller.h"
 #include "worldmodel/dream_env.h"
 #include "worldmodel/dream_trainer.h"
+#include "worldmodel/model_based_config.h"
 #include "worldmodel/model_based_training.h"
 #include "worldmodel/world_episode.h"
 
@@ -295,6 +296,14 @@ TEST(WorldModel, ModelBasedTrainingRefusesEnvironmentsThatPlaceRulesOtherwise) {
   GraphEnv best(graphs[0].graph, default_matcher(), *cost, priced);
   options.settings.best_locations = false;
   EXPECT_THROW(train_model_based({&best}, {"squeezenet1.1"}, rules, options, {}, ""), UsageError);
+  // The look-ahead compares what locations pay: it needs them priced.
+  options.settings.look_ahead_locations = true;
+  EXPECT_THROW(train_model_based({&first}, {"squeezenet1.1"}, rules, options, {}, ""), UsageError);
+  TrainingOptions run = training_options_from(testing::small_training_config(
+      {"model_based.enabled=true", "model_based.look_ahead_locations=true"}));
+  EXPECT_THROW(check_model_based_config(run), ConfigError);
+  run.model_based.best_locations = true;
+  EXPECT_NO_THROW(check_model_based_config(run));
 }
 
 // Where its rules were applied travels with the model (an agent loaded from
@@ -313,6 +322,15 @@ TEST(WorldModel, BestLocationsSurviveTheFile) {
     EXPECT_NE(describe_world_model(loaded).find(best ? "best-paying location" : "first location"), std::string::npos)
         << describe_world_model(loaded);
   }
+  WorldModelInfo info;
+  info.max_steps = 10;
+  info.feature_version = kObservationFeatureVersion;
+  info.best_locations = info.look_ahead_locations = true;
+  const WorldModel ahead(config, XferVocabulary({2, 5}, 8), info, 1);
+  const WorldModel loaded = WorldModel::from_bytes(ahead.to_bytes(), "test");
+  EXPECT_TRUE(loaded.info().look_ahead_locations);
+  EXPECT_NE(describe_world_model(loaded).find("pays most within two rewrites"), std::string::npos)
+      << describe_world_model(loaded);
 }
 
 }  // namespace
