@@ -426,13 +426,15 @@ int agent(const CliArgs& args) {
     json.end_array()
         .key("kept_round").value(static_cast<int64_t>(result.kept_round))
         .key("kept_real_reduction").value(result.kept_real_reduction)
+        .key("kept_real_end_reduction").value(result.kept_real_end_reduction)
         .key("peak_rss_mib").value(peak_rss_mib())
         .end_object();
     std::printf("%s\n", json.str().c_str());
   } else {
     std::printf("kept round %d's agent: its greedy controller reached %.3f%% in the real graph%s (the cheapest graph "
-                "on its way)\n",
-                result.kept_round, result.kept_real_reduction, names.size() > 1 ? "s (mean)" : "");
+                "on its way; its episode%s end%s at %.3f%%)\n",
+                result.kept_round, result.kept_real_reduction, names.size() > 1 ? "s (mean)" : "",
+                names.size() > 1 ? "s" : "", names.size() > 1 ? "" : "s", result.kept_real_end_reduction);
     if (!out_dir.empty())
       std::printf("wrote %s/world_model.gwworld and %s/controller.gwctl\n", out_dir.c_str(), out_dir.c_str());
   }
@@ -467,7 +469,8 @@ Subcommand worldmodel_command() {
            "        model training, PPO in the dream and real episodes by the controller. Prints real and\n"
            "        dream steps, wall time and, per graph, the reduction the greedy controller reaches in the\n"
            "        real environment against the one the dream predicts. -o keeps the agent of the round whose\n"
-           "        greedy controller reached the most in the real graphs (the later of equals).",
+           "        greedy controller reached the most in the real graphs (of equals, the one whose episodes\n"
+           "        end highest, then the later).",
            {
                {"--from", "", "STORES", "train, eval: comma-separated rollout stores (RUN/rollouts.h5)"},
                {"--output", "-o", "PATH", "train: the world model file to write; agent: a folder for the model and controller"},

@@ -34,11 +34,33 @@ WorldModelConfig world_model_config(const ModelBasedSettings& settings) {
   return config;
 }
 
-double mean_real_reduction(const ModelBasedRound& round) {
+namespace {
+
+double mean_over_graphs(const ModelBasedRound& round, double GraphOutcome::*figure) {
   if (round.graphs.empty()) return 0.0;
   double sum = 0;
-  for (const GraphOutcome& g : round.graphs) sum += g.real_best_reduction;
+  for (const GraphOutcome& g : round.graphs) sum += g.*figure;
   return sum / static_cast<double>(round.graphs.size());
+}
+
+}  // namespace
+
+double mean_real_reduction(const ModelBasedRound& round) {
+  return mean_over_graphs(round, &GraphOutcome::real_best_reduction);
+}
+
+double mean_real_end_reduction(const ModelBasedRound& round) {
+  return mean_over_graphs(round, &GraphOutcome::real_reduction);
+}
+
+bool replaces_kept_round(double best, double end, double kept_best, double kept_end) {
+  // Equal graphs give equal figures, but a mean over several graphs can
+  // differ in its last bits with the order of the sum; a tolerance far
+  // below any rewrite's saving treats those as equal.
+  constexpr double kSame = 1e-9;
+  if (best > kept_best + kSame) return true;
+  if (best < kept_best - kSame) return false;
+  return end >= kept_end - kSame;
 }
 
 bool calibrates_after(const ModelBasedOptions& options, int32_t round) {
@@ -178,10 +200,12 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
     report.dream_steps = dream_steps;
     report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     result.model->info().trained_steps = learned_steps;
-    const double reached = mean_real_reduction(report);
-    if (result.kept_round == 0 || reached >= result.kept_real_reduction) {
+    const double reached = mean_real_reduction(report), ended = mean_real_end_reduction(report);
+    if (result.kept_round == 0 ||
+        replaces_kept_round(reached, ended, result.kept_real_reduction, result.kept_real_end_reduction)) {
       result.kept_round = round;
       result.kept_real_reduction = reached;
+      result.kept_real_end_reduction = ended;
       kept_model_bytes = result.model->to_bytes();
       kept_controller_bytes = controller_to_bytes(controller);
     }

@@ -90,13 +90,16 @@ struct ModelBasedResult {
   std::unique_ptr<WorldModel> model;  // the last round's, which the reported dream gaps are of
   // The agent kept: the world model and controller of the round whose
   // greedy controller reached the most in the real graphs (the cheapest
-  // graph on its way; mean over them;
-  // the later of equals). Later rounds can do worse than an earlier one (a
-  // dream that overfits the controller's own episodes), and those real
-  // episodes were played and counted anyway, so the best one seen is kept.
+  // graph on its way; mean over them). Of rounds that reached as much, the
+  // one whose episodes end the highest (a controller that stops at the
+  // graph it found, not one that goes past it), then the later. Later
+  // rounds can do worse than an earlier one (a dream that overfits the
+  // controller's own episodes), and those real episodes were played and
+  // counted anyway, so the best one seen is kept.
   std::unique_ptr<WorldModel> kept_model;
   int32_t kept_round = 0;
-  double kept_real_reduction = 0;  // mean over the graphs, percent
+  double kept_real_reduction = 0;      // mean over the graphs of the cheapest graph on the way, percent
+  double kept_real_end_reduction = 0;  // mean over the graphs of where the episodes end, percent
   std::string controller_path;  // where the kept controller was saved ("" if not asked)
 };
 
@@ -104,6 +107,14 @@ struct ModelBasedResult {
 // reductions (GraphOutcome::real_best_reduction): what decides which
 // round's agent is kept.
 double mean_real_reduction(const ModelBasedRound& round);
+// The same for where those episodes end (GraphOutcome::real_reduction): what
+// decides between rounds that reached as much.
+double mean_real_end_reduction(const ModelBasedRound& round);
+// Whether a round that reached `best` on the way and ended at `end` (means
+// over the graphs, percent) is kept over the agent kept so far, which
+// reached `kept_best` and ended at `kept_end`: more on the way, or as much
+// and an end at least as high (the later of equal rounds).
+bool replaces_kept_round(double best, double end, double kept_best, double kept_end);
 
 // `envs[i]` plays graph `names[i]`; all share one matcher and cost model.
 // `on_round` reports progress. If `controller_path` is not empty the kept
