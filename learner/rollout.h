@@ -49,6 +49,9 @@ struct EpisodeSummary {
   double reduction_pct = 0;  // 100 * (C0 - C_T) / C0
   double best_reduction_pct = 0;  // the best graph reached during the episode
   int32_t steps = 0;
+  // Played by a model-based controller's greedy policy: the episodes that
+  // measure a round and decide which round's agent the run keeps.
+  bool greedy = false;
 };
 
 struct Rollout {

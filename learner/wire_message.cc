@@ -144,6 +144,7 @@ void encode_rollout(const Rollout& rollout, schema::TrajectoryBatch::Builder b) 
     eb.setReductionPct(summary.reduction_pct);
     eb.setBestReductionPct(summary.best_reduction_pct);
     eb.setSteps(summary.steps);
+    eb.setGreedy(summary.greedy);
   }
 }
 
@@ -345,6 +346,7 @@ Rollout decode_rollout(schema::TrajectoryBatch::Reader r, const MessageExpectati
     summary.reduction_pct = er.getReductionPct();
     summary.best_reduction_pct = er.getBestReductionPct();
     summary.steps = er.getSteps();
+    summary.greedy = er.getGreedy();
     if (!std::isfinite(summary.reduction_pct) || !std::isfinite(summary.best_reduction_pct) || summary.steps < 0)
       invalid("episode " + std::to_string(e) + ": a reduction is not finite or the step count is negative");
     rollout.episodes.push_back(std::move(summary));

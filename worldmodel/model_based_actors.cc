@@ -94,6 +94,9 @@ class RealModelBasedWork final : public ActorWork {
     RolloutSegment segment;
     double best_cost = 0;
     bool stopped = false;
+    // The controller's greedy episodes measure the round; the learner keeps
+    // the round they measure best.
+    const bool greedy = models_.model && !plan_episode && k < schedule_.greedy_episodes;
     auto record = [&](Observation before, Action action, float log_prob, float value, const StepResult& r) {
       RolloutStep step;
       step.observation = std::move(before);
@@ -115,6 +118,7 @@ class RealModelBasedWork final : public ActorWork {
         e.reduction_pct = c0 > 0 ? 100.0 * (c0 - r.info.cost_ms) / c0 : 0.0;
         e.best_reduction_pct = c0 > 0 ? 100.0 * (c0 - best_cost) / c0 : 0.0;
         e.steps = static_cast<int32_t>(segment.steps.size());
+        e.greedy = greedy;
         rollout.episodes.push_back(e);
       }
       stopped = stopped || stop_now();
@@ -129,7 +133,6 @@ class RealModelBasedWork final : public ActorWork {
                    record(std::move(before), action, 0.0f, 0.0f, r);
                  });
     } else {
-      const bool greedy = k < schedule_.greedy_episodes;
       real_controller_episode(env, static_cast<int32_t>(g), *models_.model, models_.controller, greedy,
                               schedule_.explore, rng_, seed, record);
     }

@@ -31,7 +31,7 @@ bool ModelBasedAgent::is_model_based_run(const std::string& path) {
 ModelBasedAgent ModelBasedAgent::load_run(const std::string& run_dir) {
   if (!std::filesystem::exists(run_world_model_path(run_dir)))
     throw Error(run_dir + ": no world_model.gwworld; a model-based run ('model_based.enabled: true') writes one "
-                          "after its first round");
+                          "when its first round's greedy episodes have been played");
   if (!std::filesystem::exists(run_controller_path(run_dir)))
     throw Error(run_dir + ": no controller.gwctl; the run has not finished a round of dream training yet");
   WorldModel model = WorldModel::load(run_world_model_path(run_dir));

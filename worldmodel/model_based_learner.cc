@@ -43,7 +43,8 @@ class ModelBasedLearner final : public LearnerExtension {
   int64_t version() const override { return version_; }
   std::string parameters() const override { return blob_; }
 
-  void take_real(const std::vector<StoredStep>& steps, const std::vector<EpisodeSummary>&) override {
+  void take_real(const std::vector<StoredStep>& steps, const std::vector<EpisodeSummary>& summaries) override {
+    note_greedy_episodes(steps, summaries);
     for (const StoredStep& step : steps) {
       std::vector<StoredStep>& open = open_[{step.actor_id, step.env_slot}];
       // Only whole episodes can be replayed: a step that does not continue
@@ -119,7 +120,6 @@ class ModelBasedLearner final : public LearnerExtension {
         report.stats.samples = r.dream_steps;
         report.stats.update_s = r.seconds;
         if (dream_updates_ >= options_.agent.settings.dream_updates) {
-          if (!options_.controller_path.empty()) save_controller(options_.controller_path, controller_);
           log("round " + std::to_string(round_) + ": " + std::to_string(dream_updates_) +
               " controller updates in the dream, mean predicted reduction " + format(dream_return_) + "%");
           const int32_t graphs = static_cast<int32_t>(options_.graphs.size());
@@ -145,7 +145,13 @@ class ModelBasedLearner final : public LearnerExtension {
         if (episodes_in_phase_ < wanted_) return ask_again(report);
         log("round " + std::to_string(round_) + ": " + std::to_string(episodes_in_phase_) +
             " controller episodes in the real graphs; " + std::to_string(real_steps_) + " real steps so far");
+        // The round's agent is measured before the next training changes its world model.
+        if (!calibrating_) keep_if_best(report);
         if (!calibrating_ && round_ >= options_.agent.settings.rounds) {
+          if (kept_round_ == 0) {
+            log("no round's greedy episodes reached every graph; the run folder keeps the last world model and controller");
+            save_agent();
+          }
           enter(Phase::kDone, 0);
         } else {
           start_training();  // the next round's, or the calibration's within this one
@@ -165,6 +171,8 @@ class ModelBasedLearner final : public LearnerExtension {
     archive.write("schedule", torch::tensor(std::vector<int64_t>{kStateFormat, round_, static_cast<int64_t>(phase_),
                                                                  generation_, dream_updates_, dream_steps_}));
     archive.write("models", bytes_to_tensor(blob_));
+    archive.write("kept", torch::tensor(std::vector<double>{static_cast<double>(kept_round_), kept_best_, kept_end_},
+                                        torch::kDouble));
     return archive_to_bytes(archive);
   }
 
@@ -199,6 +207,15 @@ class ModelBasedLearner final : public LearnerExtension {
                                                         torch::optim::AdamOptions(options_.agent.ppo.learning_rate));
       world_model_bytes_ = p.world_model;
       controller_bytes_ = p.controller;
+    }
+    // The kept round's agent stays in the run folder; a state written
+    // before rounds were kept has none.
+    torch::Tensor kept;
+    if (archive.try_read("kept", kept) && kept.numel() == 3) {
+      kept = kept.to(torch::kDouble);
+      kept_round_ = static_cast<int32_t>(kept[0].item<double>());
+      kept_best_ = kept[1].item<double>();
+      kept_end_ = kept[2].item<double>();
     }
     version_ = saved_version;
     generation_ = p.generation;
@@ -272,6 +289,7 @@ class ModelBasedLearner final : public LearnerExtension {
 
   void enter(Phase phase, int32_t wanted) {
     ++ask_;
+    greedy_by_graph_.clear();
     last_counted_ = Clock::now();
     phase_ = phase;
     wanted_ = wanted;
@@ -328,11 +346,11 @@ class ModelBasedLearner final : public LearnerExtension {
     ++generation_;
     world_model_bytes_ = model_->to_bytes();
     controller_bytes_ = controller_to_bytes(controller_);
-    if (!options_.world_model_path.empty()) model_->save(options_.world_model_path);
     log("round " + std::to_string(round_) + ": world model " + std::to_string(generation_) + " trained in " +
         format(seconds) + " s; held out: mask F1 " + format(accuracy.mask_f1) + ", done accuracy " +
         format(accuracy.done_accuracy) + ", reward MAE " + format(accuracy.reward_mae));
     report.extra.emplace_back("world_model_s", seconds);
+    report.extra.emplace_back("world_model_trained_steps", static_cast<double>(model_->info().trained_steps));
     report.extra.emplace_back("held_out_mask_f1", accuracy.mask_f1);
     report.extra.emplace_back("held_out_done_accuracy", accuracy.done_accuracy);
     report.extra.emplace_back("held_out_reward_mae", accuracy.reward_mae);
@@ -360,9 +378,56 @@ class ModelBasedLearner final : public LearnerExtension {
     enter(Phase::kDream, 0);
   }
 
+  // The controller's greedy episodes of this round's real phase (played
+  // with its parameters), per graph: the cheapest graph on the way and
+  // where the episode ended. The first per graph counts (an actor asked
+  // again plays the same greedy episode again).
+  void note_greedy_episodes(const std::vector<StoredStep>& steps, const std::vector<EpisodeSummary>& summaries) {
+    if (phase_ != Phase::kReal || calibrating_ || steps.empty() || steps.front().policy_version < phase_version_) return;
+    for (const EpisodeSummary& e : summaries)
+      if (e.greedy) greedy_by_graph_.emplace(e.graph, std::pair{e.best_reduction_pct, e.reduction_pct});
+  }
+
+  // The in-process agent's rule (model_based_training.h): the round whose
+  // greedy controller reached the most on its way, mean over the graphs;
+  // of rounds that reached as much, the one whose episodes end highest,
+  // then the later. Its world model and controller go to the run folder.
+  void keep_if_best(UpdateReport& report) {
+    const std::optional<std::pair<double, double>> outcome = mean_greedy_outcome(greedy_by_graph_, options_.graphs);
+    if (!outcome) {
+      log("round " + std::to_string(round_) + ": greedy episodes arrived for " + std::to_string(greedy_by_graph_.size()) +
+          " graphs, not all of them; the round is not compared");
+      return;
+    }
+    const auto [best, end] = *outcome;
+    report.extra.emplace_back("greedy_real_round", round_);
+    report.extra.emplace_back("greedy_real_best_reduction_pct", best);
+    report.extra.emplace_back("greedy_real_end_reduction_pct", end);
+    if (kept_round_ == 0 || replaces_kept_round(best, end, kept_best_, kept_end_)) {
+      kept_round_ = round_;
+      kept_best_ = best;
+      kept_end_ = end;
+      save_agent();
+    }
+    log("round " + std::to_string(round_) + ": the greedy controller reached " + format(best) +
+        "% on its way and ended at " + format(end) + "% (mean over the graphs); kept: round " +
+        std::to_string(kept_round_) + " (" + format(kept_best_) + "%)");
+  }
+
+  void save_agent() {
+    if (!model_) return;
+    if (!options_.world_model_path.empty()) model_->save(options_.world_model_path);
+    if (!options_.controller_path.empty() && controller_) save_controller(options_.controller_path, controller_);
+  }
+
   bool publish(UpdateReport& report) {
     ++version_;
     rebuild_blob();
+    if (kept_round_ > 0) {
+      report.extra.emplace_back("kept_round", kept_round_);
+      report.extra.emplace_back("kept_real_reduction_pct", kept_best_);
+      report.extra.emplace_back("kept_real_end_reduction_pct", kept_end_);
+    }
     report.extra.emplace_back("round", round_);
     report.extra.emplace_back("world_model_generation", static_cast<double>(generation_));
     report.extra.emplace_back("dream_updates", dream_updates_);
@@ -402,6 +467,11 @@ class ModelBasedLearner final : public LearnerExtension {
   int64_t ask_ = 0, unreplayable_ = 0;
   Clock::time_point last_counted_ = Clock::now();
   std::vector<std::vector<int32_t>> plans_by_graph_;  // the dream's greedy plans, per start
+  // This real phase's greedy episodes: per graph name, (best on the way, end), percent.
+  std::map<std::string, std::pair<double, double>> greedy_by_graph_;
+  // The round kept (0: none yet) and its means over the graphs, percent.
+  int32_t kept_round_ = 0;
+  double kept_best_ = 0, kept_end_ = 0;
   int32_t plans_ = 0;                                 // how many of them real actors play this round
   // The last round's calibration: its real episodes are sampled ones, and
   // the training they start ends in the greedy evaluation, not a dream.

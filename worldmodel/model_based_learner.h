@@ -22,6 +22,14 @@
 //             controller's model_based.calibration_episodes sampled ones
 //             per graph, and the world model trained once more on them.
 //
+// After each round's real phase, the controller's greedy episodes (marked
+// in their episode summaries) decide whether this round's world model and
+// controller replace the kept ones in the run folder: the in-process
+// agent's rule (replaces_kept_round). The metrics rows carry the round's
+// means and the kept round's (greedy_real_round, greedy_real_best_reduction_pct,
+// greedy_real_end_reduction_pct, kept_round, kept_real_reduction_pct,
+// kept_real_end_reduction_pct).
+//
 // Real steps reach it as stored steps; whole episodes are rebuilt by
 // replay (the same path as offline training from the store). Each phase
 // change and each dream update publishes a new parameter version
@@ -50,8 +58,11 @@ struct ModelBasedRunOptions {
   int64_t max_policy_lag = 4;       // dream trajectories older than this are not learned from
   ReplayFunction replay;            // rebuilds observations of stored steps
   std::function<void(const std::string&)> log;  // progress lines
-  std::string world_model_path;     // where each new world model is saved ("" : not saved)
-  std::string controller_path;      // where the controller is saved after each round's dream training ("" : not saved)
+  // Where the kept round's world model and controller are saved ("" : not
+  // saved): the round whose greedy episodes reached the most, as the
+  // in-process agent keeps (model_based_training.h).
+  std::string world_model_path;
+  std::string controller_path;
 };
 
 std::unique_ptr<LearnerExtension> make_model_based_learner(ModelBasedRunOptions options);

@@ -63,6 +63,23 @@ bool replaces_kept_round(double best, double end, double kept_best, double kept_
   return end >= kept_end - kSame;
 }
 
+std::optional<std::pair<double, double>> mean_greedy_outcome(
+    const std::map<std::string, std::pair<double, double>>& by_graph, const std::vector<std::string>& graphs) {
+  std::vector<std::string> names = graphs;
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  if (names.empty()) return std::nullopt;
+  double best = 0, end = 0;
+  for (const std::string& name : names) {
+    const auto it = by_graph.find(name);
+    if (it == by_graph.end()) return std::nullopt;
+    best += it->second.first;
+    end += it->second.second;
+  }
+  const auto n = static_cast<double>(names.size());
+  return std::pair{best / n, end / n};
+}
+
 bool calibrates_after(const ModelBasedOptions& options, int32_t round) {
   return round >= options.settings.rounds && options.settings.calibration_episodes > 0;  // >=: a run resumed with fewer rounds
 }

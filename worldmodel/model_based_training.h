@@ -22,8 +22,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "env/gym/graph_env.h"
@@ -115,6 +118,13 @@ double mean_real_end_reduction(const ModelBasedRound& round);
 // reached `kept_best` and ended at `kept_end`: more on the way, or as much
 // and an end at least as high (the later of equal rounds).
 bool replaces_kept_round(double best, double end, double kept_best, double kept_end);
+
+// What a distributed run's learner measures a round by: from its greedy
+// episodes' (best on the way, end) reductions by graph name, percent, the
+// means over the run's `graphs` (each name once). Nothing when some graph
+// has no greedy episode: a mean over fewer graphs is not comparable.
+std::optional<std::pair<double, double>> mean_greedy_outcome(
+    const std::map<std::string, std::pair<double, double>>& by_graph, const std::vector<std::string>& graphs);
 
 // `envs[i]` plays graph `names[i]`; all share one matcher and cost model.
 // `on_round` reports progress. If `controller_path` is not empty the kept

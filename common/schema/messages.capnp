@@ -108,6 +108,9 @@ struct EpisodeEnd {
   reductionPct @1 :Float64;
   bestReductionPct @2 :Float64;
   steps @3 :Int32;
+  # Played by a model-based controller's greedy policy: the episodes that
+  # measure a round (worldmodel/model_based_learner.h). Older actors send false.
+  greedy @4 :Bool;
 }
 
 # Per-step columns, all of one length (the segment's step count). The

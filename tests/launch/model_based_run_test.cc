@@ -49,6 +49,15 @@ std::vector<EpisodeRow> rows_with_episodes(const std::string& run) {
   return rows;
 }
 
+// `key` in the last metrics row (-1 if it has none).
+double read_metrics_line_value(const std::string& run, const std::string& key) {
+  std::ifstream in(run + "/metrics.jsonl");
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty() && line.back() == '}') last = line;
+  return number_after(last, key);
+}
+
 const std::string& shared_run() {
   static const std::string run = [] {
     const std::string dir = fresh("model-based-run");
@@ -84,6 +93,45 @@ TEST(ModelBasedRun, TheFinalGreedyEpisodesWaitForAWorldModelThatLearnedFromTheFi
   EXPECT_GE(calibration.episodes, 4);
 }
 
+// Each round ends with the controller's greedy episodes; the run folder
+// keeps the world model and controller of the round they measured best
+// (the most on the way, then the highest end, then the later), as the
+// in-process agent does, not the last round's.
+TEST(ModelBasedRun, TheRunFolderKeepsTheRoundWhoseGreedyEpisodesReachedTheMost) {
+  const std::string& run = shared_run();
+  std::ifstream in(run + "/metrics.jsonl");
+  std::string line, last;
+  double trained_steps = -1, expected_steps = -1;
+  double best = 0, end = 0;
+  int measured = 0, expected_round = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line.back() != '}') continue;
+    last = line;
+    if (number_after(line, "world_model_trained_steps") >= 0) trained_steps = number_after(line, "world_model_trained_steps");
+    const double b = number_after(line, "greedy_real_best_reduction_pct");
+    if (b == -1) continue;
+    const double e = number_after(line, "greedy_real_end_reduction_pct");
+    ++measured;
+    if (measured == 1 || b > best + 1e-9 || (b >= best - 1e-9 && e >= end - 1e-9)) {
+      best = b;
+      end = e;
+      expected_round = static_cast<int>(number_after(line, "greedy_real_round"));
+      expected_steps = trained_steps;
+    }
+  }
+  ASSERT_EQ(measured, 3) << "one measured round per model_based.rounds";
+  EXPECT_EQ(number_after(last, "kept_round"), expected_round) << last;
+  EXPECT_DOUBLE_EQ(number_after(last, "kept_real_reduction_pct"), best) << last;
+  EXPECT_DOUBLE_EQ(number_after(last, "kept_real_end_reduction_pct"), end) << last;
+  // The folder's world model is the kept round's: it learned from as many
+  // real steps as that round's model did.
+  std::string out;
+  ASSERT_EQ(run_command(graphworld_binary() + " worldmodel show " + run + "/world_model.gwworld", &out), 0) << out;
+  const size_t at = out.find("trained on ");
+  ASSERT_NE(at, std::string::npos) << out;
+  EXPECT_EQ(std::stod(out.substr(at + 11)), expected_steps) << out;
+}
+
 TEST(ModelBasedRun, EveryRealStepIsStoredAndDreamsAreNot) {
   const std::string& run = shared_run();
   const std::vector<MetricsRow> metrics = read_metrics(run);
@@ -101,7 +149,7 @@ TEST(ModelBasedRun, OfflineRetrainingFromTheStoreMatchesTheRunsOwnModel) {
   const std::string& run = shared_run();
   const std::string store = run + "/rollouts.h5", offline = scratch_dir() + "/model-based-offline.gwworld";
   std::string out;
-  // The same data: the episodes the run's last model learned from (it says
+  // The same data: the episodes the run's kept model learned from (it says
   // how many steps), split as the run split them.
   ASSERT_EQ(run_command(graphworld_binary() + " worldmodel show " + run + "/world_model.gwworld", &out), 0) << out;
   const size_t at = out.find("trained on ");
@@ -162,6 +210,8 @@ TEST(ModelBasedRun, CtrlCStopsItAndAResumeFinishesTheSchedule) {
   const std::vector<EpisodeRow> rows = rows_with_episodes(run);
   ASSERT_FALSE(rows.empty()) << out;
   EXPECT_EQ(rows.back().round, 3) << out;
+  // The kept round survives the restart: the last row still names one.
+  EXPECT_GE(read_metrics_line_value(run, "kept_round"), 1) << out;
   const RolloutStoreReader store(run + "/rollouts.h5");
   EXPECT_EQ(store.steps(), read_metrics(run).back().env_steps);
 }

@@ -105,8 +105,20 @@ TEST(WireMessage, ARealRolloutSurvivesEncodingExactly) {
   for (size_t e = 0; e < r.episodes.size(); ++e) {
     EXPECT_EQ(r.episodes[e].graph, sent.episodes[e].graph);
     EXPECT_EQ(r.episodes[e].reduction_pct, sent.episodes[e].reduction_pct);
+    EXPECT_EQ(r.episodes[e].best_reduction_pct, sent.episodes[e].best_reduction_pct);
     EXPECT_EQ(r.episodes[e].steps, sent.episodes[e].steps);
+    EXPECT_FALSE(r.episodes[e].greedy);
   }
+  // A model-based controller's greedy episodes say so: the learner keeps
+  // the round they measure best.
+  Rollout greedy = sent;
+  greedy.episodes.back().greedy = true;
+  const DecodeResult got_greedy = decode(encode_message(trajectory_message(greedy)));
+  ASSERT_TRUE(got_greedy.message) << got_greedy.error;
+  const Rollout& g = std::get<Rollout>(got_greedy.message->body);
+  ASSERT_EQ(g.episodes.size(), greedy.episodes.size());
+  EXPECT_TRUE(g.episodes.back().greedy);
+  for (size_t e = 0; e + 1 < g.episodes.size(); ++e) EXPECT_FALSE(g.episodes[e].greedy);
   // The gpu cost model's counts travel with the rollout.
   Rollout counted = sent;
   counted.cost_table_hits = 41;
