@@ -429,6 +429,78 @@ Rule merge_parallel_elementwise(OpType type, int rank, bool bias) {
   return w.finish();
 }
 
+// Conv1x1(AvgPool(x)) -> AvgPool(Conv1x1(x)), the conv's activation
+// applied after the pool. A 1x1 conv without bias mixes channels pixel by
+// pixel and an average pool mixes pixels channel by channel; both are
+// linear and map zero padding to zero, so they commute for any pool window,
+// stride, padding and count_include_pad, and any group count. Inception's
+// pooling branches pool the block's input and then narrow it (768 -> 192
+// channels): pooling after the conv reads a quarter of the channels, and
+// the conv then reads the block's input like the block's other 1x1 convs,
+// so it can merge with them.
+Rule commute_avgpool_conv1x1(OpType act_type, Activation act) {
+  const bool activated = act != Activation::None;
+  RuleWriter w(std::string("commute-avgpool-conv1x1") + (activated ? "-" + lower(op_type_name(act_type)) : ""), kOrigin);
+  DimTerm n = w.dim("n"), c = w.dim("c"), h = w.dim("h", DimDomain::Spatial), wd = w.dim("w", DimDomain::Spatial);
+  DimTerm o = w.dim("o"), cg = w.dim("cg");
+  const int32_t g = w.param("g", AttrKey::Group);
+  w.constraint(ConstraintKind::GroupedChannels, {g}, {c, cg, o});
+  PatternRef x = w.var("x", {n, c, h, wd});
+  PatternRef k = w.var("k", {o, cg, one(), one()});
+  const RuleWriter::AttrList pool_attrs = {{AttrKey::KernelShape, par(w.param("ks", AttrKey::KernelShape))},
+                                           {AttrKey::Strides, par(w.param("ps", AttrKey::Strides))},
+                                           {AttrKey::Pads, par(w.param("pp", AttrKey::Pads))},
+                                           {AttrKey::CountIncludePad, par(w.param("cip", AttrKey::CountIncludePad))},
+                                           {AttrKey::CeilMode, par(w.param("ceil", AttrKey::CeilMode))}};
+  const int32_t d = w.param("d", AttrKey::Dilations);
+  auto conv_attrs_with = [&](Activation a) {
+    return RuleWriter::AttrList{{AttrKey::Strides, lit(Ints{1, 1})},
+                                {AttrKey::Pads, lit(Ints{0, 0, 0, 0})},
+                                {AttrKey::Dilations, par(d)},
+                                {AttrKey::Group, par(g)},
+                                {AttrKey::Activation, lit(static_cast<int64_t>(a))}};
+  };
+  PatternRef pooled = w.source(OpType::AvgPool, {x}, pool_attrs);
+  PatternRef conv = w.source(OpType::Conv, {pooled, k}, conv_attrs_with(act));
+  PatternRef target = w.target(OpType::AvgPool, {w.target(OpType::Conv, {x, k}, conv_attrs_with(Activation::None))},
+                               pool_attrs);
+  if (activated) target = w.target(act_type, {target});
+  w.output(conv, target);
+  return w.finish();
+}
+
+// Two convs reading one input with the same window, one with a fused
+// activation and one without -> one conv without it, split, and the
+// activation applied to the first piece. What merge-parallel-convs does
+// for convs that differ in activation, paying a separate activation kernel
+// for the launch it saves (after commute-avgpool-conv1x1 the pooling
+// branch's conv has handed its Relu to the pool).
+Rule merge_parallel_convs_mixed_activation(OpType act_type, Activation act, bool bias) {
+  RuleWriter w("merge-parallel-convs-" + lower(op_type_name(act_type)) + "-and-none" + (bias ? "-bias" : ""), kOrigin);
+  DimTerm n = w.dim("n"), c = w.dim("c"), h = w.dim("h", DimDomain::Spatial), wd = w.dim("w", DimDomain::Spatial);
+  DimTerm o1 = w.dim("o1"), o2 = w.dim("o2");
+  DimTerm kh = w.dim("kh", DimDomain::Kernel), kw = w.dim("kw", DimDomain::Kernel);
+  PatternRef x = w.var("x", {n, c, h, wd});
+  PatternRef k1 = w.weight("k1", {o1, c, kh, kw}), k2 = w.weight("k2", {o2, c, kh, kw});
+  std::vector<PatternRef> in1 = {x, k1}, in2 = {x, k2};
+  PatternRef b1, b2;
+  if (bias) {
+    in1.push_back(b1 = w.weight("b1", {o1}));
+    in2.push_back(b2 = w.weight("b2", {o2}));
+  }
+  const ConvParams p = conv_params(w);
+  PatternRef c1 = w.source(OpType::Conv, in1, conv_attrs(p, lit(static_cast<int64_t>(act))));
+  PatternRef c2 = w.source(OpType::Conv, in2, conv_attrs(p, lit(int64_t{0})));
+  std::vector<PatternRef> merged = {x, w.target(OpType::Concat, {k1, k2}, {{AttrKey::Axis, lit(int64_t{0})}})};
+  if (bias) merged.push_back(w.target(OpType::Concat, {b1, b2}, {{AttrKey::Axis, lit(int64_t{0})}}));
+  PatternRef conv = w.target(OpType::Conv, merged, conv_attrs(p, lit(int64_t{0})));
+  PatternRef split = w.target(OpType::Split, {conv},
+                              {{AttrKey::Axis, lit(int64_t{1})}, {AttrKey::Split, AttrExpr::of_dims({o1, o2})}}, 2);
+  w.output(c1, w.target(act_type, {split}));
+  w.output(c2, RuleWriter::out(split, 1));
+  return w.finish();
+}
+
 }  // namespace
 
 std::vector<Rule> hand_written_rules() {
@@ -453,6 +525,11 @@ std::vector<Rule> hand_written_rules() {
     for (bool bias : {false, true}) rules.push_back(merge_parallel_convs(bias, enlarge));
   rules.push_back(merge_parallel_matmuls(2));
   rules.push_back(merge_parallel_matmuls(3));
+  rules.push_back(commute_avgpool_conv1x1(OpType::Identity, Activation::None));
+  for (const auto& [type, act] : kActivations) {
+    rules.push_back(commute_avgpool_conv1x1(type, act));
+    for (bool bias : {false, true}) rules.push_back(merge_parallel_convs_mixed_activation(type, act, bias));
+  }
   rules.push_back(merge_grouped_convs(false));
   rules.push_back(merge_grouped_convs(true));
   for (int rank = 2; rank <= 4; ++rank) {

@@ -52,6 +52,7 @@ std::vector<AttrValue> test_values(const Rule& rule, const RuleParam& p) {
     case AttrKey::Activation:
       return {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}, int64_t{6}};
     case AttrKey::OutputPadding: return {Ints{0, 0}, Ints{1, 1}, Ints{0, 1}};
+    case AttrKey::KernelShape: return {Ints{3, 3}, Ints{2, 2}, Ints{3, 1}};
     case AttrKey::Epsilon: return {1e-5, 1e-3, 0.5};
     case AttrKey::Axis: return {int64_t{-1}, int64_t{0}, int64_t{1}, int64_t{2}, int64_t{3}};
     case AttrKey::CeilMode:
