@@ -5,7 +5,7 @@
 // when NumPy frees the array (the last view of it gone), those rows are
 // zeroed again and the buffer goes back to the pool. An array is therefore
 // never changed while anyone holds it, and a step writes kilobytes, not the
-// megabytes of the whole mask (2 MiB for 8 environments of 1,297 rules and
+// megabytes of the whole mask (2 MiB for 8 environments of 1,307 rules and
 // 200 locations), which had cost a fifth of a small graph's step. The
 // arrays are read-only, since only the rows written are cleared.
 #pragma once

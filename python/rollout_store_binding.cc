@@ -27,7 +27,7 @@ namespace py = pybind11;
 
 // Store order is read in slices of this many steps, and no further than
 // the episodes asked for need: an observation dict holds the whole
-// location_mask (N x L bytes, 259 KB at 1,297 rules and 200 locations), so
+// location_mask (N x L bytes, 261 KB at 1,307 rules and 200 locations), so
 // a walk holds the open episodes, the ones asked for and one slice's worth
 // of those that ended beyond them.
 constexpr int64_t kSliceSteps = 256;

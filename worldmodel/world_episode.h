@@ -134,7 +134,7 @@ ActionChooser plan_chooser(std::vector<int32_t> plan, bool look_ahead = false);
 // The xfers a world model knows: those allowed somewhere in its training
 // data, ascending. Index i < size() is xfer xfers[i]; index size() is NO-OP.
 // Rules never seen applicable cannot be predicted, so they are left out and
-// the heads stay small (a few dozen of the 1,297 rules apply to any graph).
+// the heads stay small (a few dozen of the 1,307 rules apply to any graph).
 class XferVocabulary {
  public:
   static constexpr int32_t kMaxRules = 1'000'000;
