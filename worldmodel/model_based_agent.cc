@@ -33,7 +33,7 @@ ModelBasedAgent ModelBasedAgent::load_run(const std::string& run_dir) {
     throw Error(run_dir + ": no world_model.gwworld; a model-based run ('model_based.enabled: true') writes one "
                           "when its first round's greedy episodes have been played");
   if (!std::filesystem::exists(run_controller_path(run_dir)))
-    throw Error(run_dir + ": no controller.gwctl; the run has not finished a round of dream training yet");
+    throw Error(run_dir + ": no controller.gwctl; it is written beside world_model.gwworld, so the run folder is incomplete");
   WorldModel model = WorldModel::load(run_world_model_path(run_dir));
   DreamController controller = load_controller(run_controller_path(run_dir), model);
   controller->eval();

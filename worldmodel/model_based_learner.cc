@@ -467,12 +467,12 @@ class ModelBasedLearner final : public LearnerExtension {
   int64_t ask_ = 0, unreplayable_ = 0;
   Clock::time_point last_counted_ = Clock::now();
   std::vector<std::vector<int32_t>> plans_by_graph_;  // the dream's greedy plans, per start
+  int32_t plans_ = 0;                                 // how many of them real actors play this round
   // This real phase's greedy episodes: per graph name, (best on the way, end), percent.
   std::map<std::string, std::pair<double, double>> greedy_by_graph_;
   // The round kept (0: none yet) and its means over the graphs, percent.
   int32_t kept_round_ = 0;
   double kept_best_ = 0, kept_end_ = 0;
-  int32_t plans_ = 0;                                 // how many of them real actors play this round
   // The last round's calibration: its real episodes are sampled ones, and
   // the training they start ends in the greedy evaluation, not a dream.
   bool calibrating_ = false;
