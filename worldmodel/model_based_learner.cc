@@ -171,7 +171,8 @@ class ModelBasedLearner final : public LearnerExtension {
     archive.write("schedule", torch::tensor(std::vector<int64_t>{kStateFormat, round_, static_cast<int64_t>(phase_),
                                                                  generation_, dream_updates_, dream_steps_}));
     archive.write("models", bytes_to_tensor(blob_));
-    archive.write("kept", torch::tensor(std::vector<double>{static_cast<double>(kept_round_), kept_best_, kept_end_},
+    archive.write("kept", torch::tensor(std::vector<double>{static_cast<double>(kept_round_), kept_.best_reduction,
+                                                                kept_.end_reduction},
                                         torch::kDouble));
     return archive_to_bytes(archive);
   }
@@ -214,8 +215,7 @@ class ModelBasedLearner final : public LearnerExtension {
     if (archive.try_read("kept", kept) && kept.numel() == 3) {
       kept = kept.to(torch::kDouble);
       kept_round_ = static_cast<int32_t>(kept[0].item<double>());
-      kept_best_ = kept[1].item<double>();
-      kept_end_ = kept[2].item<double>();
+      kept_ = GreedyOutcome{kept[1].item<double>(), kept[2].item<double>()};
     }
     version_ = saved_version;
     generation_ = p.generation;
@@ -385,7 +385,7 @@ class ModelBasedLearner final : public LearnerExtension {
   void note_greedy_episodes(const std::vector<StoredStep>& steps, const std::vector<EpisodeSummary>& summaries) {
     if (phase_ != Phase::kReal || calibrating_ || steps.empty() || steps.front().policy_version < phase_version_) return;
     for (const EpisodeSummary& e : summaries)
-      if (e.greedy) greedy_by_graph_.emplace(e.graph, std::pair{e.best_reduction_pct, e.reduction_pct});
+      if (e.greedy) greedy_by_graph_.emplace(e.graph, GreedyOutcome{e.best_reduction_pct, e.reduction_pct});
   }
 
   // The in-process agent's rule (model_based_training.h): the round whose
@@ -393,25 +393,23 @@ class ModelBasedLearner final : public LearnerExtension {
   // of rounds that reached as much, the one whose episodes end highest,
   // then the later. Its world model and controller go to the run folder.
   void keep_if_best(UpdateReport& report) {
-    const std::optional<std::pair<double, double>> outcome = mean_greedy_outcome(greedy_by_graph_, options_.graphs);
+    const std::optional<GreedyOutcome> outcome = mean_greedy_outcome(greedy_by_graph_, options_.graphs);
     if (!outcome) {
       log("round " + std::to_string(round_) + ": greedy episodes arrived for " + std::to_string(greedy_by_graph_.size()) +
           " graphs, not all of them; the round is not compared");
       return;
     }
-    const auto [best, end] = *outcome;
     report.extra.emplace_back("greedy_real_round", round_);
-    report.extra.emplace_back("greedy_real_best_reduction_pct", best);
-    report.extra.emplace_back("greedy_real_end_reduction_pct", end);
-    if (kept_round_ == 0 || replaces_kept_round(best, end, kept_best_, kept_end_)) {
+    report.extra.emplace_back("greedy_real_best_reduction_pct", outcome->best_reduction);
+    report.extra.emplace_back("greedy_real_end_reduction_pct", outcome->end_reduction);
+    if (kept_round_ == 0 || replaces_kept_round(*outcome, kept_)) {
       kept_round_ = round_;
-      kept_best_ = best;
-      kept_end_ = end;
+      kept_ = *outcome;
       save_agent();
     }
-    log("round " + std::to_string(round_) + ": the greedy controller reached " + format(best) +
-        "% on its way and ended at " + format(end) + "% (mean over the graphs); kept: round " +
-        std::to_string(kept_round_) + " (" + format(kept_best_) + "%)");
+    log("round " + std::to_string(round_) + ": the greedy controller reached " + format(outcome->best_reduction) +
+        "% on its way and ended at " + format(outcome->end_reduction) + "% (mean over the graphs); kept: round " +
+        std::to_string(kept_round_) + " (" + format(kept_.best_reduction) + "%)");
   }
 
   void save_agent() {
@@ -425,8 +423,8 @@ class ModelBasedLearner final : public LearnerExtension {
     rebuild_blob();
     if (kept_round_ > 0) {
       report.extra.emplace_back("kept_round", kept_round_);
-      report.extra.emplace_back("kept_real_reduction_pct", kept_best_);
-      report.extra.emplace_back("kept_real_end_reduction_pct", kept_end_);
+      report.extra.emplace_back("kept_real_reduction_pct", kept_.best_reduction);
+      report.extra.emplace_back("kept_real_end_reduction_pct", kept_.end_reduction);
     }
     report.extra.emplace_back("round", round_);
     report.extra.emplace_back("world_model_generation", static_cast<double>(generation_));
@@ -469,10 +467,10 @@ class ModelBasedLearner final : public LearnerExtension {
   std::vector<std::vector<int32_t>> plans_by_graph_;  // the dream's greedy plans, per start
   int32_t plans_ = 0;                                 // how many of them real actors play this round
   // This real phase's greedy episodes: per graph name, (best on the way, end), percent.
-  std::map<std::string, std::pair<double, double>> greedy_by_graph_;
+  std::map<std::string, GreedyOutcome> greedy_by_graph_;
   // The round kept (0: none yet) and its means over the graphs, percent.
   int32_t kept_round_ = 0;
-  double kept_best_ = 0, kept_end_ = 0;
+  GreedyOutcome kept_;
   // The last round's calibration: its real episodes are sampled ones, and
   // the training they start ends in the greedy evaluation, not a dream.
   bool calibrating_ = false;

@@ -53,18 +53,18 @@ double mean_real_end_reduction(const ModelBasedRound& round) {
   return mean_over_graphs(round, &GraphOutcome::real_reduction);
 }
 
-bool replaces_kept_round(double best, double end, double kept_best, double kept_end) {
+bool replaces_kept_round(const GreedyOutcome& round, const GreedyOutcome& kept) {
   // Equal graphs give equal figures, but a mean over several graphs can
   // differ in its last bits with the order of the sum; a tolerance far
   // below any rewrite's saving treats those as equal.
   constexpr double kSame = 1e-9;
-  if (best > kept_best + kSame) return true;
-  if (best < kept_best - kSame) return false;
-  return end >= kept_end - kSame;
+  if (round.best_reduction > kept.best_reduction + kSame) return true;
+  if (round.best_reduction < kept.best_reduction - kSame) return false;
+  return round.end_reduction >= kept.end_reduction - kSame;
 }
 
-std::optional<std::pair<double, double>> mean_greedy_outcome(
-    const std::map<std::string, std::pair<double, double>>& by_graph, const std::vector<std::string>& graphs) {
+std::optional<GreedyOutcome> mean_greedy_outcome(const std::map<std::string, GreedyOutcome>& by_graph,
+                                                 const std::vector<std::string>& graphs) {
   std::vector<std::string> names = graphs;
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
@@ -73,11 +73,11 @@ std::optional<std::pair<double, double>> mean_greedy_outcome(
   for (const std::string& name : names) {
     const auto it = by_graph.find(name);
     if (it == by_graph.end()) return std::nullopt;
-    best += it->second.first;
-    end += it->second.second;
+    best += it->second.best_reduction;
+    end += it->second.end_reduction;
   }
   const auto n = static_cast<double>(names.size());
-  return std::pair{best / n, end / n};
+  return GreedyOutcome{best / n, end / n};
 }
 
 bool calibrates_after(const ModelBasedOptions& options, int32_t round) {
@@ -219,7 +219,7 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
     result.model->info().trained_steps = learned_steps;
     const double reached = mean_real_reduction(report), ended = mean_real_end_reduction(report);
     if (result.kept_round == 0 ||
-        replaces_kept_round(reached, ended, result.kept_real_reduction, result.kept_real_end_reduction)) {
+        replaces_kept_round({reached, ended}, {result.kept_real_reduction, result.kept_real_end_reduction})) {
       result.kept_round = round;
       result.kept_real_reduction = reached;
       result.kept_real_end_reduction = ended;

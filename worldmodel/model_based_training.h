@@ -113,18 +113,25 @@ double mean_real_reduction(const ModelBasedRound& round);
 // The same for where those episodes end (GraphOutcome::real_reduction): what
 // decides between rounds that reached as much.
 double mean_real_end_reduction(const ModelBasedRound& round);
-// Whether a round that reached `best` on the way and ended at `end` (means
-// over the graphs, percent) is kept over the agent kept so far, which
-// reached `kept_best` and ended at `kept_end`: more on the way, or as much
-// and an end at least as high (the later of equal rounds).
-bool replaces_kept_round(double best, double end, double kept_best, double kept_end);
+// What a round's greedy controller did in the real graphs, percent: the
+// cheapest graph on its way and where its episode ended (one graph's, or
+// means over the graphs).
+struct GreedyOutcome {
+  double best_reduction = 0;
+  double end_reduction = 0;
+};
+
+// Whether a round whose greedy controller did `round` is kept over the
+// agent kept so far, which did `kept`: more on the way, or as much and an
+// end at least as high (the later of equal rounds).
+bool replaces_kept_round(const GreedyOutcome& round, const GreedyOutcome& kept);
 
 // What a distributed run's learner measures a round by: from its greedy
-// episodes' (best on the way, end) reductions by graph name, percent, the
-// means over the run's `graphs` (each name once). Nothing when some graph
-// has no greedy episode: a mean over fewer graphs is not comparable.
-std::optional<std::pair<double, double>> mean_greedy_outcome(
-    const std::map<std::string, std::pair<double, double>>& by_graph, const std::vector<std::string>& graphs);
+// episodes' outcomes by graph name, the means over the run's `graphs` (each
+// name once). Nothing when some graph has no greedy episode: a mean over
+// fewer graphs is not comparable.
+std::optional<GreedyOutcome> mean_greedy_outcome(const std::map<std::string, GreedyOutcome>& by_graph,
+                                                 const std::vector<std::string>& graphs);
 
 // `envs[i]` plays graph `names[i]`; all share one matcher and cost model.
 // `on_round` reports progress. If `controller_path` is not empty the kept

@@ -82,28 +82,28 @@ TEST(ModelBasedSchedule, RoundsAreMeasuredByTheMeanOverTheirGraphs) {
 // stopping one fold later (9.457%), the other going on to 9.28%. The one
 // that stops nearer its best is kept; more on the way always wins.
 TEST(ModelBasedSchedule, OfRoundsThatReachedAsMuchTheOneEndingHighestIsKept) {
-  EXPECT_FALSE(replaces_kept_round(9.467, 9.28, 9.467, 9.457)) << "goes past its best";
-  EXPECT_TRUE(replaces_kept_round(9.467, 9.457, 9.467, 9.28)) << "stops nearer it";
-  EXPECT_TRUE(replaces_kept_round(9.467, 9.457, 9.467, 9.457)) << "the later of equal rounds";
-  EXPECT_TRUE(replaces_kept_round(9.470, 8.0, 9.467, 9.467)) << "more on the way";
-  EXPECT_FALSE(replaces_kept_round(9.460, 9.460, 9.467, 8.0)) << "less on the way";
-  EXPECT_TRUE(replaces_kept_round(9.467 + 1e-12, 9.3, 9.467, 9.3)) << "rounding is not a difference";
-  EXPECT_FALSE(replaces_kept_round(9.467 + 1e-12, 9.2, 9.467, 9.3)) << "rounding is not a difference";
+  EXPECT_FALSE(replaces_kept_round({9.467, 9.28}, {9.467, 9.457})) << "goes past its best";
+  EXPECT_TRUE(replaces_kept_round({9.467, 9.457}, {9.467, 9.28})) << "stops nearer it";
+  EXPECT_TRUE(replaces_kept_round({9.467, 9.457}, {9.467, 9.457})) << "the later of equal rounds";
+  EXPECT_TRUE(replaces_kept_round({9.470, 8.0}, {9.467, 9.467})) << "more on the way";
+  EXPECT_FALSE(replaces_kept_round({9.460, 9.460}, {9.467, 8.0})) << "less on the way";
+  EXPECT_TRUE(replaces_kept_round({9.467 + 1e-12, 9.3}, {9.467, 9.3})) << "rounding is not a difference";
+  EXPECT_FALSE(replaces_kept_round({9.467 + 1e-12, 9.2}, {9.467, 9.3})) << "rounding is not a difference";
 }
 
 // A distributed run measures a round by the means over its graphs of the
 // greedy episodes' figures; a round missing a graph's is not measured.
 TEST(ModelBasedSchedule, ADistributedRoundIsMeasuredOnlyWithEveryGraphsGreedyEpisode) {
-  const std::map<std::string, std::pair<double, double>> by_graph = {
+  const std::map<std::string, GreedyOutcome> by_graph = {
       {"resnet18", {16.37, 16.37}}, {"nasrnn", {39.45, 38.89}}, {"bert", {18.46, 18.46}}};
   const auto two = mean_greedy_outcome(by_graph, {"resnet18", "nasrnn"});
   ASSERT_TRUE(two.has_value());
-  EXPECT_DOUBLE_EQ(two->first, (16.37 + 39.45) / 2);
-  EXPECT_DOUBLE_EQ(two->second, (16.37 + 38.89) / 2);
+  EXPECT_DOUBLE_EQ(two->best_reduction, (16.37 + 39.45) / 2);
+  EXPECT_DOUBLE_EQ(two->end_reduction, (16.37 + 38.89) / 2);
   // A graph named twice in the run counts once, as its episodes are keyed by name.
   const auto twice = mean_greedy_outcome(by_graph, {"nasrnn", "resnet18", "nasrnn"});
   ASSERT_TRUE(twice.has_value());
-  EXPECT_DOUBLE_EQ(twice->first, two->first);
+  EXPECT_DOUBLE_EQ(twice->best_reduction, two->best_reduction);
   EXPECT_FALSE(mean_greedy_outcome(by_graph, {"resnet18", "vit-base"}).has_value()) << "vit-base has no greedy episode";
   EXPECT_FALSE(mean_greedy_outcome(by_graph, {}).has_value());
 }
