@@ -10,8 +10,8 @@
     obs, rewards, terminated, truncated, infos = envs.step(actions)  # [8, 2] ints
 
     report = graphworld.optimize("squeezenet1.1", "out.onnx", search="greedy")   # optimize --json's keys
-    policy = graphworld.load_policy("default")
-    xfer, location = policy.act(obs)
+    policy = graphworld.load_policy("default")   # reads location rewards: obs from
+    xfer, location = policy.act(obs)              # GraphEnv(..., location_rewards=True)
     graphworld.cost("squeezenet1.1", rates="configs/gpu_rates.yaml")["total_ms"]
     for episode in graphworld.RolloutStore("RUN/rollouts.h5").episodes(): ...  # observations rebuilt
 

@@ -300,15 +300,17 @@ TEST(WorldModelCli, TheControllerLearnsWhereToStopOnResNet50Full) {
   const std::string dir = fresh("worldmodel-cli-look-ahead");
   const std::string out = run_agent(
       "--graphs resnet50-full --cost gpu --gpu h100-sxm --best-locations --look-ahead-locations --dream-updates 240"
-      " --rounds 1 --seed 1 --json",
+      " --rounds 3 --seed 1 --json",
       dir);
   if (HasFailure()) return;  // the run failed; its output is in the failure
   const double taso_reduction = 9.467;  // docs/benchmarks/gpu-landscape.md
+  // Rounds 1 and 2 pass through TASO's figure and go past it; round 3's
+  // greedy episode stops there.
   const std::vector<double> ends = numbers_after(out, "real_reduction");
-  ASSERT_EQ(ends.size(), 1u) << out;
-  EXPECT_GE(ends[0], taso_reduction - 1e-3) << out;
-  // Within a fifth of the model-free agent's 8,192 real steps (learning.md).
-  EXPECT_LE(numbers_after(out, "real_steps").at(0), 8192 / 5) << out;
+  ASSERT_EQ(ends.size(), 3u) << out;
+  EXPECT_GE(ends[2], taso_reduction - 1e-3) << out;
+  // Within a fifth of the model-free agent's 12,288 real steps (learning.md).
+  EXPECT_LE(numbers_after(out, "real_steps").at(2), 12288 / 5) << out;
 }
 
 TEST(WorldModelCli, DamagedStoresAndModelsAreRefusedNamingTheFile) {

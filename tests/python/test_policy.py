@@ -10,7 +10,9 @@ import graphworld
 def test_the_shipped_policy_acts_on_graph_env_observations():
     policy = graphworld.load_policy("default")
     assert policy.num_xfers > 1000 and policy.trained_on
-    env = graphworld.GraphEnv("resnet18", max_steps=policy.max_steps, max_locations=policy.max_locations)
+    assert policy.location_rewards, "the shipped policy reads each location's reward now"
+    env = graphworld.GraphEnv("resnet18", max_steps=policy.max_steps, max_locations=policy.max_locations,
+                              location_rewards=policy.location_rewards)
     obs, info = env.reset(seed=0)
     assert isinstance(policy.value(obs), float)
     best = info["reduction_pct"]
@@ -32,7 +34,7 @@ def test_greedy_rollout_from_python_matches_the_commands(tmp_path):
     report = graphworld.optimize("resnet18", tmp_path / "out.onnx", policy="default", rollouts=1,
                                  verify_runtime="none", max_steps=policy.max_steps, finish="none")
     env = graphworld.GraphEnv("resnet18", cost=report["cost_model"], max_steps=policy.max_steps,
-                              max_locations=policy.max_locations)
+                              max_locations=policy.max_locations, location_rewards=policy.location_rewards)
     obs, info = env.reset(seed=0)
     best = info["reduction_pct"]
     while True:
@@ -44,11 +46,15 @@ def test_greedy_rollout_from_python_matches_the_commands(tmp_path):
 
 
 def test_sampling_is_seeded_and_bad_observations_are_named():
-    env = graphworld.GraphEnv("squeezenet1.1")
+    env = graphworld.GraphEnv("squeezenet1.1", location_rewards=True)
     obs, _ = env.reset(seed=0)
     a = [graphworld.load_policy("default", seed=4).act(obs, greedy=False) for _ in range(2)]
     assert a[0] == a[1]
     policy = graphworld.load_policy("default")
+    # A policy that reads location rewards, given observations without them.
+    plain, _ = graphworld.GraphEnv("squeezenet1.1").reset(seed=0)
+    with pytest.raises(ValueError, match="location_rewards=True"):
+        policy.act(plain)
     broken = dict(obs)
     del broken["match_nodes"]
     with pytest.raises(ValueError, match="match_nodes"):
