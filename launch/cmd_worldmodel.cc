@@ -425,16 +425,16 @@ int agent(const CliArgs& args) {
     }
     json.end_array()
         .key("kept_round").value(static_cast<int64_t>(result.kept_round))
-        .key("kept_real_reduction").value(result.kept_real_reduction)
-        .key("kept_real_end_reduction").value(result.kept_real_end_reduction)
+        .key("kept_real_reduction").value(result.kept_real.best_reduction)
+        .key("kept_real_end_reduction").value(result.kept_real.end_reduction)
         .key("peak_rss_mib").value(peak_rss_mib())
         .end_object();
     std::printf("%s\n", json.str().c_str());
   } else {
     std::printf("kept round %d's agent: its greedy controller reached %.3f%% in the real graph%s (the cheapest graph "
                 "on its way; its episode%s end%s at %.3f%%)\n",
-                result.kept_round, result.kept_real_reduction, names.size() > 1 ? "s (mean)" : "",
-                names.size() > 1 ? "s" : "", names.size() > 1 ? "" : "s", result.kept_real_end_reduction);
+                result.kept_round, result.kept_real.best_reduction, names.size() > 1 ? "s (mean)" : "",
+                names.size() > 1 ? "s" : "", names.size() > 1 ? "" : "s", result.kept_real.end_reduction);
     if (!out_dir.empty())
       std::printf("wrote %s/world_model.gwworld and %s/controller.gwctl\n", out_dir.c_str(), out_dir.c_str());
   }

@@ -217,12 +217,10 @@ ModelBasedResult train_model_based(const std::vector<GraphEnv*>& envs, const std
     report.dream_steps = dream_steps;
     report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     result.model->info().trained_steps = learned_steps;
-    const double reached = mean_real_reduction(report), ended = mean_real_end_reduction(report);
-    if (result.kept_round == 0 ||
-        replaces_kept_round({reached, ended}, {result.kept_real_reduction, result.kept_real_end_reduction})) {
+    const GreedyOutcome round_outcome{mean_real_reduction(report), mean_real_end_reduction(report)};
+    if (result.kept_round == 0 || replaces_kept_round(round_outcome, result.kept_real)) {
       result.kept_round = round;
-      result.kept_real_reduction = reached;
-      result.kept_real_end_reduction = ended;
+      result.kept_real = round_outcome;
       kept_model_bytes = result.model->to_bytes();
       kept_controller_bytes = controller_to_bytes(controller);
     }

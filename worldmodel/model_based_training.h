@@ -78,6 +78,14 @@ struct GraphOutcome {
   std::vector<int32_t> real_xfers, dream_xfers;  // the rules each chose, in order (N: NO-OP)
 };
 
+// What a round's greedy controller did in the real graphs, percent: the
+// cheapest graph on its way and where its episode ended (one graph's, or
+// means over the graphs).
+struct GreedyOutcome {
+  double best_reduction = 0;
+  double end_reduction = 0;
+};
+
 struct ModelBasedRound {
   int32_t round = 0;
   int64_t real_steps = 0;   // cumulative
@@ -101,8 +109,7 @@ struct ModelBasedResult {
   // counted anyway, so the best one seen is kept.
   std::unique_ptr<WorldModel> kept_model;
   int32_t kept_round = 0;
-  double kept_real_reduction = 0;      // mean over the graphs of the cheapest graph on the way, percent
-  double kept_real_end_reduction = 0;  // mean over the graphs of where the episodes end, percent
+  GreedyOutcome kept_real;  // its greedy controller's, means over the graphs
   std::string controller_path;  // where the kept controller was saved ("" if not asked)
 };
 
@@ -113,14 +120,6 @@ double mean_real_reduction(const ModelBasedRound& round);
 // The same for where those episodes end (GraphOutcome::real_reduction): what
 // decides between rounds that reached as much.
 double mean_real_end_reduction(const ModelBasedRound& round);
-// What a round's greedy controller did in the real graphs, percent: the
-// cheapest graph on its way and where its episode ended (one graph's, or
-// means over the graphs).
-struct GreedyOutcome {
-  double best_reduction = 0;
-  double end_reduction = 0;
-};
-
 // Whether a round whose greedy controller did `round` is kept over the
 // agent kept so far, which did `kept`: more on the way, or as much and an
 // end at least as high (the later of equal rounds).

@@ -10,7 +10,8 @@
 // becomes one conv per piece, for example.
 // Graph input and output names and shapes are those of the Graph, so a model
 // imported and exported again keeps its signature. Fused activations become
-// a separate activation node; Gelu becomes its erf formula. On request, a
+// a separate activation node; Gelu becomes its erf formula (which import
+// reads back as one Gelu, import_gelu.h). On request, a
 // grouped conv with groups narrower than onnxruntime's channel block is
 // written with fewer, wider groups (grouped_conv_spelling.h).
 #pragma once

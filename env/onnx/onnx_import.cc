@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "env/onnx/import_context.h"
+#include "env/onnx/import_gelu.h"
 #include "env/onnx/tensor_proto.h"
 #include "env/ops/validate.h"
 
@@ -219,9 +220,17 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& source, Imp
     ctx.values[input.name()] = v;
   }
   const auto& converters = node_converters();
-  for (const auto& node : graph.node()) {
+  const GeluSpellings gelus = find_gelu_spellings(graph);
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
+    if (gelus.inner_nodes.count(i)) continue;  // read as part of the Gelu its group computes
     try {
-      converters.at(node.op_type())(ctx, node);
+      if (auto gelu = gelus.result_node_input.find(i); gelu != gelus.result_node_input.end())
+        ctx.set_output(node, 0,
+                       ctx.emit(node, OpType::Gelu, {ctx.input(graph.node(gelu->second.node), gelu->second.input)}, {})
+                           .at(0));
+      else
+        converters.at(node.op_type())(ctx, node);
     } catch (const GraphError& e) {
       throw ImportError(ctx.where(node) + ": " + e.what());
     }
