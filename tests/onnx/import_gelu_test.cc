@@ -16,12 +16,6 @@
 namespace graphworld {
 namespace {
 
-std::map<OpType, int> count_types(const Graph& g) {
-  std::map<OpType, int> counts;
-  for (const Op& op : g.ops()) ++counts[op.type];
-  return counts;
-}
-
 // A model y = f(x) over x: float[2, 8], built node by node.
 class ModelWriter {
  public:
@@ -104,7 +98,7 @@ TEST(ImportGelu, EveryOrderOfTheProductIsOneGelu) {
       if (order == 1) y = m.node("Mul", {m.node("Mul", {m.scalar(0.5f, true), "x"}), p});  // 0.5 * x * (1 + erf)
       if (order == 2) y = m.node("Mul", {"x", m.node("Mul", {p, m.scalar(0.5f)})});         // x * ((1 + erf) * 0.5)
       m.output(y);
-      auto counts = count_types(m.import());
+      auto counts = testing::op_type_counts(m.import());
       EXPECT_EQ(counts[OpType::Gelu], 1) << "order " << order << (multiply ? ", times 1/sqrt(2)" : "");
       EXPECT_EQ(counts[OpType::Erf], 0) << "order " << order;
       EXPECT_EQ(counts[OpType::Mul], 0) << "order " << order;
@@ -122,7 +116,7 @@ TEST(ImportGelu, OtherConstantsOrSharedValuesStayAsWritten) {
     m.output(y);
     if (shared == 1) m.output(erf);                       // the erf is also a graph output
     if (shared == 2) m.output(m.node("Relu", {plus}));    // 1 + erf is read elsewhere too
-    auto counts = count_types(m.import());
+    auto counts = testing::op_type_counts(m.import());
     EXPECT_EQ(counts[OpType::Gelu] + counts[OpType::Erf], 1) << "one or the other";
     return counts[OpType::Gelu];
   };
@@ -136,7 +130,7 @@ TEST(ImportGelu, OtherConstantsOrSharedValuesStayAsWritten) {
 
 TEST(ImportGelu, ATorchExportReadsItsGelusAsOps) {
   for (const char* file : {"transformer_encoder_op13.onnx", "transformer_encoder_op17.onnx"}) {
-    auto counts = count_types(import_onnx_file(testing::model_path(file)));
+    auto counts = testing::op_type_counts(import_onnx_file(testing::model_path(file)));
     EXPECT_EQ(counts[OpType::Gelu], 2) << file << ": one per encoder layer";
     EXPECT_EQ(counts[OpType::Erf], 0) << file;
   }
@@ -154,7 +148,7 @@ TEST(ImportGelu, AWrittenGraphReadsBackWithItsOps) {
   b.output(b.add1(OpType::Mul, {y, b.add1(OpType::Gelu, {x}, {}, "gelu0")}, {}, "gate"), "y");
   const Graph written = b.finish();
   const Graph back = import_onnx_bytes(export_onnx_bytes(written), "written MLP");
-  auto before = count_types(written), after = count_types(back);
+  auto before = testing::op_type_counts(written), after = testing::op_type_counts(back);
   EXPECT_EQ(before[OpType::Gelu], 2);
   EXPECT_EQ(after[OpType::Gelu], 2);
   EXPECT_EQ(after[OpType::Erf], 0);

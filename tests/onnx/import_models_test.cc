@@ -10,12 +10,6 @@
 namespace graphworld {
 namespace {
 
-std::map<OpType, int> count_types(const Graph& g) {
-  std::map<OpType, int> counts;
-  for (const Op& op : g.ops()) ++counts[op.type];
-  return counts;
-}
-
 struct Expected {
   std::string file;
   Shape input;
@@ -40,7 +34,7 @@ TEST_P(ImportTorchvision, ImportsWithShapesOpsetAndBatchNormAsExported) {
   ASSERT_EQ(g.outputs().size(), 1u);
   EXPECT_EQ(g.outputs()[0].name, "output");
   EXPECT_EQ(g.info(g.outputs()[0].ref).shape, e.output);
-  auto counts = count_types(g);
+  auto counts = testing::op_type_counts(g);
   EXPECT_EQ(counts.count(OpType::BatchNorm) > 0, e.has_batchnorm);
   EXPECT_GT(counts[OpType::Conv], 0);
   EXPECT_NO_THROW(validate_graph(g));
@@ -80,7 +74,7 @@ TEST(ImportModels, InceptionKeepsPadBeforeAveragePool) {
 
 TEST(ImportModels, GemmKeepsTransposeFlagAndFlattenIsImported) {
   Graph g = import_onnx_file(testing::model_path("resnet18_folded.onnx"));
-  auto counts = count_types(g);
+  auto counts = testing::op_type_counts(g);
   EXPECT_EQ(counts[OpType::Flatten], 1);
   ASSERT_EQ(counts[OpType::Gemm], 1);
   for (const Op& op : g.ops()) {
@@ -94,7 +88,7 @@ TEST(ImportModels, TransformerEncoderShapeSubgraphsAreFolded) {
   for (const char* file : {"transformer_encoder_op13.onnx", "transformer_encoder_op17.onnx"}) {
     ImportInfo info;
     Graph g = import_onnx_file(testing::model_path(file), &info);
-    auto counts = count_types(g);
+    auto counts = testing::op_type_counts(g);
     EXPECT_GT(info.folded_nodes, 0) << file;
     EXPECT_EQ(g.info(g.outputs()[0].ref).shape, (Shape{1, 32, 256})) << file;
     EXPECT_EQ(counts[OpType::Softmax], 2) << file;

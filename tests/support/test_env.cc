@@ -189,4 +189,10 @@ double relative_error(const TensorData& expected, const TensorData& actual) {
   return std::isfinite(diff) ? diff / scale : INFINITY;
 }
 
+std::map<OpType, int> op_type_counts(const Graph& graph) {
+  std::map<OpType, int> counts;
+  for (const Op& op : graph.ops()) ++counts[op.type];
+  return counts;
+}
+
 }  // namespace graphworld::testing

@@ -2,6 +2,7 @@
 // independent runtime (onnxruntime-node) driven through tests/tools scripts.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ struct OrtComparison {
 OrtComparison ort_compare(const std::string& model_a, const std::string& model_b, const std::string& input_shapes = "");
 // The same for many B models against one A, in one onnxruntime process.
 std::vector<OrtComparison> ort_compare_many(const std::string& model_a, const std::vector<std::string>& models_b);
+
+// How many ops of each type a graph has.
+std::map<OpType, int> op_type_counts(const Graph& graph);
 
 // max |a - b| / max |a| over the elements (scale at least 1e-30); infinite
 // when `expected` holds NaN or infinity, since such a reference proves nothing.
