@@ -527,7 +527,8 @@ Subcommand worldmodel_command() {
                                             "environments price every location; default: its first location)"},
                {"--look-ahead-locations", "", "", "agent, with --best-locations: apply it where it pays most within two\n"
                                                   "rewrites (its saving now and the best the next rewrite saves), each\n"
-                                                  "location tried on a copy of the graph"},
+                                                  "location tried on a copy of the graph; among equals, where it gives\n"
+                                                  "rules the most new matches"},
                {"--calibration-episodes", "", "N", "agent: the final controller's sampled episodes per graph that the world model learns from before it predicts that controller (default 4)"},
                {"--calibration-moves-controller-memory", "", "", "agent: let that retraining move the controller's LSTM and\n"
                                                                  "the next-z mixture too (default: only the bookkeeping half)"},

@@ -125,6 +125,19 @@ int32_t chosen_location(const Observation& observation, int32_t xfer) {
   return best;
 }
 
+int32_t rules_opened(const Observation& before, const Observation& after) {
+  // Full observations count every match; compact copies only whether a rule
+  // is allowed.
+  const bool counted = !before.match_count.empty() && !after.match_count.empty();
+  int32_t opened = 0;
+  const int32_t rules = std::min(before.num_xfers, after.num_xfers);
+  for (int32_t x = 0; x < rules; ++x) {
+    const auto i = static_cast<size_t>(x);
+    opened += counted ? after.match_count[i] > before.match_count[i] : after.xfer_mask[i] && !before.xfer_mask[i];
+  }
+  return opened;
+}
+
 int32_t look_ahead_location(const GraphEnv& env, int32_t xfer) {
   const Observation& observation = env.observation();
   if (!env.options().location_rewards)
@@ -133,7 +146,11 @@ int32_t look_ahead_location(const GraphEnv& env, int32_t xfer) {
   if (xfer < 0 || xfer >= observation.num_xfers) return 0;
   const int32_t count = observation.location_count(xfer);
   const double before_ms = env.cost_ms(), initial_ms = env.initial_cost_ms();
-  int32_t best = 0;
+  // Places whose values differ by less than this (percentage points) are
+  // equal: the same rewrite of two identical layers prices alike up to the
+  // order of a sum.
+  constexpr double kEqualValue = 1e-6;
+  int32_t best = 0, best_opened = 0;
   double best_value = 0;
   for (int32_t location = 0; location < count; ++location) {
     std::unique_ptr<GraphEnv> copy = env.clone();
@@ -142,9 +159,13 @@ int32_t look_ahead_location(const GraphEnv& env, int32_t xfer) {
     double value = initial_ms > 0 ? 100.0 * (before_ms - result.info.cost_ms) / initial_ms : 0.0;
     const std::vector<float>& next = result.observation->xfer_reward;  // NO-OP's entry is 0
     if (!result.done && !next.empty()) value += std::max(0.0f, *std::max_element(next.begin(), next.end()));
-    if (location == 0 || value > best_value) {
+    const int32_t opened = result.done ? 0 : rules_opened(observation, *result.observation);
+    const bool better = value > best_value + kEqualValue;
+    const bool equal = !better && value >= best_value - kEqualValue;
+    if (location == 0 || better || (equal && opened > best_opened)) {
       best = location;
       best_value = value;
+      best_opened = opened;
     }
   }
   return best;

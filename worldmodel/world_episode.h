@@ -105,10 +105,20 @@ int32_t chosen_location(const Observation& observation, int32_t xfer);
 // first of equals. Where paying now is not the whole story: on
 // ResNet-50-full the BatchNorm fold that costs least now has no Relu after
 // it, while a fold that costs a little more lets its conv fuse the Relu that
-// follows. `env` must price every location (GraphEnvOptions::
-// location_rewards; UsageError otherwise). Costs one step of a copy of `env`
-// per location.
+// follows. Among places worth the same, the one that opens places for the
+// most rules (rules_opened), then the first: the controller picks rules, so
+// a place that gives one of them more to do keeps that choice open. On
+// BERT merging a layer's q with k or with v saves the same within two
+// rewrites, but only q with v lets their head transposes merge
+// (merge-parallel-head-transposes), in every layer. `env` must price every location
+// (GraphEnvOptions::location_rewards; UsageError otherwise). Costs one step
+// of a copy of `env` per location.
 int32_t look_ahead_location(const GraphEnv& env, int32_t xfer);
+
+// How many rules have more matches in `after` than in `before`
+// (Observation::match_count; for compact copies, which lack it, how many
+// rules `after` allows that `before` does not). NO-OP aside.
+int32_t rules_opened(const Observation& before, const Observation& after);
 
 // Where the model-based agent puts `xfer` in `env`'s current state:
 // look_ahead_location with `look_ahead` (model_based.look_ahead_locations),

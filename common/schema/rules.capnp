@@ -99,6 +99,6 @@ struct OutputPair {
 struct Constraint {
   kind @0 :Text;              # e.g. "identity-perm"
   params @1 :List(UInt32);
-  dims @2 :List(UInt32);      # dim symbols it relates ("grouped-channels": c, cg, o)
+  dims @2 :List(UInt32);      # dim symbols it relates ("grouped-channels": c, cg, o; "dim-product": n, a, b)
   vars @3 :List(UInt32);      # variables it relates ("sibling-inputs": two outputs of one op)
 }

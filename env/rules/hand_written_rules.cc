@@ -501,6 +501,37 @@ Rule merge_parallel_convs_mixed_activation(OpType act_type, Activation act, bool
   return w.finish();
 }
 
+
+// Two sibling projections (the pieces of one merged matmul), each viewed as
+// heads [b, s, h, d] and transposed to [b, h, s, d]: one view of both as
+// [b, s, 2, h, d], one transpose to [2, b, h, s, d] and a split. Frameworks
+// do the same when they permute a fused q/k/v projection once. The Concat
+// it adds meets the Split of the merged matmul (cancel-split-concat), so on
+// a GPU two transposes become one. In a transformer layer q and v share
+// this permutation and k does not, so the rule pays only where q merged
+// with v first: a choice that greedy search, which merges q with k, misses.
+Rule merge_parallel_head_transposes() {
+  RuleWriter w("merge-parallel-head-transposes", kOrigin);
+  DimTerm b = w.dim("b"), s = w.dim("s"), n = w.dim("n"), h = w.dim("h"), d = w.dim("d");
+  w.constraint(ConstraintKind::DimProduct, {}, {n, h, d});
+  PatternRef x1 = w.var("x1", {b, s, n}), x2 = w.var("x2", {b, s, n});
+  w.siblings(x1, x2);
+  const RuleWriter::AttrList heads = {{AttrKey::Shape, AttrExpr::of_dims({b, s, h, d})}};
+  const RuleWriter::AttrList swap_tokens_and_heads = {{AttrKey::Perm, ints({0, 2, 1, 3})}};
+  PatternRef t1 = w.source(OpType::Transpose, {w.source(OpType::Reshape, {x1}, heads)}, swap_tokens_and_heads);
+  PatternRef t2 = w.source(OpType::Transpose, {w.source(OpType::Reshape, {x2}, heads)}, swap_tokens_and_heads);
+  PatternRef both = w.target(OpType::Concat, {x1, x2}, {{AttrKey::Axis, lit(int64_t{2})}});
+  PatternRef viewed = w.target(OpType::Reshape, {both},
+                               {{AttrKey::Shape, AttrExpr::of_dims({b, s, DimTerm::of_literal(2), h, d})}});
+  PatternRef moved = w.target(OpType::Transpose, {viewed}, {{AttrKey::Perm, ints({2, 0, 3, 1, 4})}});
+  PatternRef split = w.target(OpType::Split, {moved},
+                              {{AttrKey::Axis, lit(int64_t{0})}, {AttrKey::Split, AttrExpr::of_dims({one(), one()})}}, 2);
+  const RuleWriter::AttrList per_piece = {{AttrKey::Shape, AttrExpr::of_dims({b, h, s, d})}};
+  w.output(t1, w.target(OpType::Reshape, {split}, per_piece));
+  w.output(t2, w.target(OpType::Reshape, {RuleWriter::out(split, 1)}, per_piece));
+  return w.finish();
+}
+
 }  // namespace
 
 std::vector<Rule> hand_written_rules() {
@@ -554,6 +585,7 @@ std::vector<Rule> hand_written_rules() {
     if (rank < 4)
       for (OpType type : {OpType::Add, OpType::Mul}) rules.push_back(merge_parallel_elementwise(type, rank, true));
   }
+  rules.push_back(merge_parallel_head_transposes());
   return rules;
 }
 

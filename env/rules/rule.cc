@@ -25,6 +25,7 @@ std::string_view constraint_kind_name(ConstraintKind kind) {
     case ConstraintKind::InversePerms: return "inverse-perms";
     case ConstraintKind::GroupedChannels: return "grouped-channels";
     case ConstraintKind::SiblingInputs: return "sibling-inputs";
+    case ConstraintKind::DimProduct: return "dim-product";
   }
   return "?";
 }
@@ -175,10 +176,11 @@ void check_rule_references(const Rule& rule) {
       if (v < 0 || v >= static_cast<int32_t>(rule.vars.size()))
         bad_rule(rule, where + " uses variable #" + std::to_string(v) + ", but the rule has " +
                            std::to_string(rule.vars.size()));
-    const size_t params = c.kind == ConstraintKind::InversePerms    ? 2
-                          : c.kind == ConstraintKind::SiblingInputs ? 0
-                                                                    : 1;
-    const size_t dims = c.kind == ConstraintKind::GroupedChannels ? 3 : 0;
+    const size_t params = c.kind == ConstraintKind::InversePerms                                           ? 2
+                          : c.kind == ConstraintKind::SiblingInputs || c.kind == ConstraintKind::DimProduct ? 0
+                                                                                                            : 1;
+    const size_t dims =
+        c.kind == ConstraintKind::GroupedChannels || c.kind == ConstraintKind::DimProduct ? 3 : 0;
     const size_t vars = c.kind == ConstraintKind::SiblingInputs ? 2 : 0;
     if (c.params.size() != params || c.dims.size() != dims || c.vars.size() != vars)
       bad_rule(rule, where + " takes " + std::to_string(params) + " parameter(s), " + std::to_string(dims) +

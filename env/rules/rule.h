@@ -141,6 +141,10 @@ enum class ConstraintKind : uint8_t {
   // split them. It does not change what the rule computes, so the verifier
   // needs no instance of it.
   SiblingInputs,
+  // dims are {n, a, b} with n = a * b: a view that splits an axis of n into
+  // [a, b] (a transformer's features into heads). The verifier derives n
+  // from a and b, so every drawn instantiation fits the view.
+  DimProduct,
 };
 std::string_view constraint_kind_name(ConstraintKind kind);
 

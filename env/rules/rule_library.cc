@@ -164,7 +164,7 @@ struct Reader {
   ConstraintKind constraint(const std::string& name) const {
     for (ConstraintKind c :
          {ConstraintKind::IdentityPerm, ConstraintKind::InversePerms, ConstraintKind::GroupedChannels,
-          ConstraintKind::SiblingInputs})
+          ConstraintKind::SiblingInputs, ConstraintKind::DimProduct})
       if (constraint_kind_name(c) == name) return c;
     fail("unknown constraint '" + name + "'");
   }

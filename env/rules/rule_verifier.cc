@@ -205,11 +205,17 @@ int size_variant_count(const std::vector<std::vector<AttrValue>>& fixed_values, 
                                              static_cast<size_t>(std::max(6, options.max_instantiations))));
 }
 
-// Sizes that a grouped-channels constraint ties to its group count: the
-// input channels become g * (channels per group) and the output channels g
-// times the size drawn for them, so every group count tried fits.
-void derive_grouped_channels(const Rule& rule, RuleBinding& b) {
+// Sizes that a constraint ties to others. Grouped channels: the input
+// channels become g * (channels per group) and the output channels g times
+// the size drawn for them, so every group count tried fits. A dim product:
+// n becomes a * b, so every view tried fits.
+void derive_constrained_dims(const Rule& rule, RuleBinding& b) {
   for (const RuleConstraint& c : rule.constraints) {
+    if (c.kind == ConstraintKind::DimProduct) {
+      b.dims[static_cast<size_t>(c.dims[0])] =
+          b.dims[static_cast<size_t>(c.dims[1])] * b.dims[static_cast<size_t>(c.dims[2])];
+      continue;
+    }
     if (c.kind != ConstraintKind::GroupedChannels) continue;
     const int64_t groups = bound_group_count(c, b);
     if (groups == 0) continue;
@@ -260,7 +266,7 @@ void for_each_candidate_binding(const Rule& rule, const VerifyOptions& options,
         b.params[p] = values[p][rest % values[p].size()];
         rest /= values[p].size();
       }
-      derive_grouped_channels(rule, b);
+      derive_constrained_dims(rule, b);
       if (!binding_admitted(rule, b)) continue;
       if (!visit(b, variant)) return;
     }

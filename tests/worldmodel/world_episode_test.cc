@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
+#include <string>
 
 #include "common/error.h"
 #include "env/cost/cost_model_factory.h"
@@ -277,6 +279,21 @@ TEST(WorldEpisode, RulesGoToTheirBestPayingLocationWhereTheEnvironmentPricesThem
   EXPECT_GT(not_first, 0) << "some rule paid most away from its first location";
 }
 
+// The default library's index of the rule named `name` (-1 if it has none).
+int32_t rule_index(const std::string& name) {
+  const RuleMatcher& matcher = testing::default_matcher();
+  for (size_t r = 0; r < matcher.rules().size(); ++r)
+    if (matcher.rules()[r].name == name) return static_cast<int32_t>(r);
+  return -1;
+}
+
+// The gpu cost model for its default GPU (the H100, its measured table first).
+std::unique_ptr<CostModel> h100_costs() {
+  CostModelOptions options;
+  options.kind = "gpu";
+  return make_cost_model(options);
+}
+
 // ResNet-50-full under the H100's costs, from the graph greedy search ends
 // on: every BatchNorm fold left costs now. The cheapest one has no Relu
 // after its conv; a slightly dearer one does, and the fold lets the conv
@@ -284,15 +301,9 @@ TEST(WorldEpisode, RulesGoToTheirBestPayingLocationWhereTheEnvironmentPricesThem
 // is the better place, and look_ahead_location finds it.
 TEST(WorldEpisode, LookAheadPlacesARuleWhereItPaysMostWithinTwoRewrites) {
   const std::vector<TrainingGraph> graphs = testing::zoo_graphs({"resnet50-full"});
-  CostModelOptions cost_options;
-  cost_options.kind = "gpu";
-  const std::unique_ptr<CostModel> cost = make_cost_model(cost_options);
+  const std::unique_ptr<CostModel> cost = h100_costs();
   const RuleMatcher& matcher = testing::default_matcher();
-  int32_t fold = -1, fuse = -1;
-  for (size_t r = 0; r < matcher.rules().size(); ++r) {
-    if (matcher.rules()[r].name == "fold-conv-batchnorm") fold = static_cast<int32_t>(r);
-    if (matcher.rules()[r].name == "fuse-conv-bias-relu") fuse = static_cast<int32_t>(r);
-  }
+  const int32_t fold = rule_index("fold-conv-batchnorm"), fuse = rule_index("fuse-conv-bias-relu");
   ASSERT_GE(fold, 0);
   ASSERT_GE(fuse, 0);
   GraphEnvOptions options;
@@ -337,6 +348,44 @@ TEST(WorldEpisode, LookAheadPlacesARuleWhereItPaysMostWithinTwoRewrites) {
   GraphEnv unpriced(graphs[0].graph, matcher, *cost, GraphEnvOptions{});
   unpriced.reset(0);
   EXPECT_THROW(look_ahead_location(unpriced, fold), UsageError);
+}
+
+// BERT under the H100's costs: merging a layer's q with k, or with v, saves
+// the same now and within two rewrites, but only q with v lets their head
+// transposes merge. The look-ahead takes the place that opens that rule;
+// the first of the best-paying places (q with k) does not.
+TEST(WorldEpisode, LookAheadPrefersThePlaceThatOpensARuleAmongEquals) {
+  const std::vector<TrainingGraph> graphs = testing::zoo_graphs({"bert"});
+  const std::unique_ptr<CostModel> cost = h100_costs();
+  const RuleMatcher& matcher = testing::default_matcher();
+  const int32_t merge = rule_index("merge-parallel-matmuls-rank3"), heads = rule_index("merge-parallel-head-transposes");
+  ASSERT_GE(merge, 0);
+  ASSERT_GE(heads, 0);
+  GraphEnvOptions options;
+  options.location_rewards = true;
+  GraphEnv env(graphs[0].graph, matcher, *cost, options);
+  const Observation& start = env.reset(0);
+  ASSERT_FALSE(start.xfer_mask[static_cast<size_t>(heads)]);
+  auto opens_heads = [&](int32_t location) {
+    std::unique_ptr<GraphEnv> copy = env.clone();
+    return copy->step({merge, location}).observation->xfer_mask[static_cast<size_t>(heads)] != 0;
+  };
+  const int32_t cheapest = chosen_location(start, merge);
+  const int32_t ahead = look_ahead_location(env, merge);
+  EXPECT_FALSE(opens_heads(cheapest));
+  EXPECT_TRUE(opens_heads(ahead));
+  auto now = [&](int32_t location) {
+    return start.location_reward[static_cast<size_t>(start.location_begin[static_cast<size_t>(merge)] + location)];
+  };
+  EXPECT_NEAR(now(ahead), now(cheapest), 1e-5f) << "both places pay the same now";
+
+  // With one layer's q and v merged the rule is allowed already; the next
+  // layer's q and v still give it more places, and the look-ahead takes them.
+  const Observation& merged = *env.step({merge, ahead}).observation;
+  const int32_t next = look_ahead_location(env, merge);
+  std::unique_ptr<GraphEnv> copy = env.clone();
+  const Observation& after = *copy->step({merge, next}).observation;
+  EXPECT_GT(after.match_count[static_cast<size_t>(heads)], merged.match_count[static_cast<size_t>(heads)]);
 }
 
 }  // namespace
