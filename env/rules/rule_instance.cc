@@ -173,7 +173,7 @@ bool binding_admitted(const Rule& rule, const RuleBinding& b) {
         break;
       }
       case ConstraintKind::SiblingInputs:
-        break;
+        break;  // about the graph's tensors, not sizes: the matcher checks it (rule_matcher.cc)
       case ConstraintKind::DimProduct: {
         const int64_t whole = b.dims.at(static_cast<size_t>(c.dims.at(0)));
         const int64_t first = b.dims.at(static_cast<size_t>(c.dims.at(1)));
@@ -181,7 +181,7 @@ bool binding_admitted(const Rule& rule, const RuleBinding& b) {
         // A size of zero is unbound: nothing to contradict yet.
         if (whole && first && second && whole != first * second) return false;
         break;
-      }  // about the graph's tensors, not sizes: the matcher checks it (rule_matcher.cc)
+      }
       case ConstraintKind::GroupedChannels: {
         const int64_t groups = bound_group_count(c, b);
         if (groups == 0) return false;
