@@ -57,8 +57,9 @@ WorldModel trained_model(const std::vector<WorldEpisode>& train, const std::vect
   // and 0.9886-0.9894 once the fused LSTMs, flushed denormals and the flat
   // Adam step changed the rounding, the held-out loss still falling there.
   // At 100, 0.9899-0.9901 by machine, until the mask's per-(action, rule)
-  // term (MdnRnnConfig::mask_by_choice): 0.9906.
-  options.epochs = 100;
+  // term (MdnRnnConfig::mask_by_choice): 0.9906. With the 1308-rule
+  // library, whose rule ids differ, 0.9896 at 100; at 120, 0.9905.
+  options.epochs = 120;
   options.seed = 5;
   options.on_epoch = [](const WorldModelEpochReport& r) {
     if (r.epoch % 20 == 0)
