@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
 #include <random>
 
 #include "common/error.h"
@@ -16,6 +15,7 @@
 #include "env/rules/rule_library.h"
 #include "env/zoo/zoo.h"
 #include "tests/rules/rule_test_support.h"
+#include "tests/support/test_env.h"
 
 namespace graphworld {
 namespace {
@@ -372,22 +372,12 @@ TEST(GraphRewriter, MergingQAndVFirstLetsTheirHeadTransposesMerge) {
   const Graph rewritten = rewriter.graph().pruned();
   // Two transposes of layer 0's projections became one (k's and the
   // context's remain).
-  auto transposes = [](const Graph& g) {
-    size_t n = 0;
-    for (OpId id = 0; id < static_cast<OpId>(g.num_ops()); ++id) n += g.op(id).type == OpType::Transpose;
-    return n;
-  };
-  EXPECT_EQ(transposes(rewritten), transposes(bert) - 1);
+  EXPECT_EQ(testing::op_type_counts(rewritten)[OpType::Transpose],
+            testing::op_type_counts(bert)[OpType::Transpose] - 1);
   const auto inputs = random_inputs(bert, 5);
   const auto expected = Executor(bert).run(inputs);
   const auto got = Executor(rewritten).run(inputs);
-  ASSERT_EQ(got[0]->numel(), expected[0]->numel());
-  double scale = 0, error = 0;
-  for (int64_t e = 0; e < got[0]->numel(); ++e) {
-    scale = std::max(scale, std::abs(static_cast<double>(expected[0]->floats()[e])));
-    error = std::max(error, std::abs(static_cast<double>(got[0]->floats()[e]) - expected[0]->floats()[e]));
-  }
-  EXPECT_LE(error, 1e-4 * std::max(scale, 1.0));
+  EXPECT_LE(testing::relative_error(*expected[0], *got[0]), 1e-4);
 }
 
 TEST(GraphRewriter, RejectsAMatchIndexOutOfRange) {
