@@ -17,14 +17,10 @@
 #include "learner/policy_network.h"
 #include "learner/rollout_collector.h"
 #include "learner/training_config.h"
+#include "tests/support/default_rules.h"
 #include "tests/support/test_env.h"
 
 namespace graphworld::testing {
-
-inline const RuleMatcher& default_matcher() {
-  static const RuleMatcher matcher(default_rule_library().rules);
-  return matcher;
-}
 
 // A small policy network for the built-in rules (hidden 16, 2 rounds).
 // `location_rewards`: a network that reads them (its environments must make them).

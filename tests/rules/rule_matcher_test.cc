@@ -15,17 +15,15 @@
 #include "env/rules/rule_library.h"
 #include "env/zoo/zoo.h"
 #include "tests/rules/rule_test_support.h"
+#include "tests/support/default_rules.h"
 #include "tests/support/test_env.h"
 
 namespace graphworld {
 namespace {
 
+using testing::default_matcher;
+using testing::default_rule_index;
 using testing::source_instance;
-
-const RuleMatcher& default_matcher() {
-  static const RuleMatcher matcher(default_rule_library().rules);
-  return matcher;
-}
 
 size_t matches_of(const RuleMatcher& matcher, const Graph& g, int32_t rule) {
   GraphIndex index(g);
@@ -317,15 +315,6 @@ TEST(GraphRewriter, FoldsAndFusesAfterGroupedAndDepthwiseConvs) {
   const auto got = Executor(current).run(inputs);
   for (int64_t e = 0; e < got[0]->numel(); ++e)
     ASSERT_NEAR(got[0]->floats()[e], expected[0]->floats()[e], 1e-4);
-}
-
-// The index of the rule named `name` in the default library.
-int32_t default_rule_index(const std::string& name) {
-  const auto& rules = default_matcher().rules();
-  for (size_t r = 0; r < rules.size(); ++r)
-    if (rules[r].name == name) return static_cast<int32_t>(r);
-  ADD_FAILURE() << "no rule " << name;
-  return -1;
 }
 
 // Applies the merge of the two projections of BERT's first layer named

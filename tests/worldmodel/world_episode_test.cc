@@ -202,9 +202,7 @@ TEST(WorldEpisode, RandomLocationsReachStatesTheFirstLocationsDoNot) {
   const std::vector<TrainingGraph> graphs = testing::zoo_graphs({"resnet18"});
   const auto cost = testing::gpu_like_cost();
   const RuleMatcher& matcher = testing::default_matcher();
-  int32_t merge_with_biases = -1;
-  for (size_t r = 0; r < matcher.rules().size(); ++r)
-    if (matcher.rules()[r].name == "merge-parallel-convs-enlarge-bias") merge_with_biases = static_cast<int32_t>(r);
+  const int32_t merge_with_biases = testing::default_rule_index("merge-parallel-convs-enlarge-bias");
   ASSERT_GE(merge_with_biases, 0);
   GraphEnv env(graphs[0].graph, matcher, *cost, GraphEnvOptions{});
   auto explore = [&](bool random_locations, int32_t& away_from_first) {
@@ -279,14 +277,6 @@ TEST(WorldEpisode, RulesGoToTheirBestPayingLocationWhereTheEnvironmentPricesThem
   EXPECT_GT(not_first, 0) << "some rule paid most away from its first location";
 }
 
-// The default library's index of the rule named `name` (-1 if it has none).
-int32_t rule_index(const std::string& name) {
-  const RuleMatcher& matcher = testing::default_matcher();
-  for (size_t r = 0; r < matcher.rules().size(); ++r)
-    if (matcher.rules()[r].name == name) return static_cast<int32_t>(r);
-  return -1;
-}
-
 // The gpu cost model for its default GPU (the H100, its measured table first).
 std::unique_ptr<CostModel> h100_costs() {
   CostModelOptions options;
@@ -303,7 +293,8 @@ TEST(WorldEpisode, LookAheadPlacesARuleWhereItPaysMostWithinTwoRewrites) {
   const std::vector<TrainingGraph> graphs = testing::zoo_graphs({"resnet50-full"});
   const std::unique_ptr<CostModel> cost = h100_costs();
   const RuleMatcher& matcher = testing::default_matcher();
-  const int32_t fold = rule_index("fold-conv-batchnorm"), fuse = rule_index("fuse-conv-bias-relu");
+  const int32_t fold = testing::default_rule_index("fold-conv-batchnorm");
+  const int32_t fuse = testing::default_rule_index("fuse-conv-bias-relu");
   ASSERT_GE(fold, 0);
   ASSERT_GE(fuse, 0);
   GraphEnvOptions options;
@@ -358,7 +349,8 @@ TEST(WorldEpisode, LookAheadPrefersThePlaceThatOpensARuleAmongEquals) {
   const std::vector<TrainingGraph> graphs = testing::zoo_graphs({"bert"});
   const std::unique_ptr<CostModel> cost = h100_costs();
   const RuleMatcher& matcher = testing::default_matcher();
-  const int32_t merge = rule_index("merge-parallel-matmuls-rank3"), heads = rule_index("merge-parallel-head-transposes");
+  const int32_t merge = testing::default_rule_index("merge-parallel-matmuls-rank3");
+  const int32_t heads = testing::default_rule_index("merge-parallel-head-transposes");
   ASSERT_GE(merge, 0);
   ASSERT_GE(heads, 0);
   GraphEnvOptions options;
