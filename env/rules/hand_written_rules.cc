@@ -215,6 +215,37 @@ void split_into(RuleWriter& w, PatternRef merged, int64_t axis, DimTerm first, D
   w.output(out2, RuleWriter::out(split, 1));
 }
 
+// The inputs of two convs reading one input `x` with kernels k1 [o1, ..]
+// and k2 [o2, ..] and, with `bias`, biases b1 [o1] and b2 [o2], which this
+// declares; and those of the conv that merges them.
+struct SiblingConvInputs {
+  PatternRef x, k2, b1, b2;
+  bool bias = false;
+  std::vector<PatternRef> first, second;  // each conv's inputs
+  // The merged conv's: x, `k1` (the first kernel as the merged conv takes
+  // it) and k2 concatenated, and with bias the biases concatenated.
+  std::vector<PatternRef> merged(RuleWriter& w, PatternRef k1) const {
+    std::vector<PatternRef> inputs = {x, w.target(OpType::Concat, {k1, k2}, {{AttrKey::Axis, lit(int64_t{0})}})};
+    if (bias) inputs.push_back(w.target(OpType::Concat, {b1, b2}, {{AttrKey::Axis, lit(int64_t{0})}}));
+    return inputs;
+  }
+};
+
+SiblingConvInputs sibling_conv_inputs(RuleWriter& w, PatternRef x, PatternRef k1, PatternRef k2, DimTerm o1, DimTerm o2,
+                                      bool bias) {
+  SiblingConvInputs in;
+  in.x = x;
+  in.k2 = k2;
+  in.bias = bias;
+  in.first = {x, k1};
+  in.second = {x, k2};
+  if (bias) {
+    in.first.push_back(in.b1 = w.weight("b1", {o1}));
+    in.second.push_back(in.b2 = w.weight("b2", {o2}));
+  }
+  return in;
+}
+
 // Two convs reading one input with the same strides and activation: one conv
 // over the concatenated weights, then a split. Without `enlarge` the kernels
 // have one size and any pads and dilations (shared); with it they are odd
@@ -229,12 +260,7 @@ Rule merge_parallel_convs(bool bias, bool enlarge) {
   DimTerm kh2 = enlarge ? w.dim("kh2", domain) : kh1, kw2 = enlarge ? w.dim("kw2", domain) : kw1;
   PatternRef x = w.var("x", {n, c, h, wd});
   PatternRef k1 = w.weight("k1", {o1, c, kh1, kw1}), k2 = w.weight("k2", {o2, c, kh2, kw2});
-  std::vector<PatternRef> in1 = {x, k1}, in2 = {x, k2};
-  PatternRef b1, b2;
-  if (bias) {
-    in1.push_back(b1 = w.weight("b1", {o1}));
-    in2.push_back(b2 = w.weight("b2", {o2}));
-  }
+  const SiblingConvInputs in = sibling_conv_inputs(w, x, k1, k2, o1, o2, bias);
   // Attributes of a conv with kernel (kh, kw).
   std::function<RuleWriter::AttrList(DimTerm, DimTerm)> attrs;
   if (enlarge) {
@@ -249,13 +275,11 @@ Rule merge_parallel_convs(bool bias, bool enlarge) {
     int32_t a = w.param("a", AttrKey::Activation);
     attrs = [p, a](DimTerm, DimTerm) { return conv_attrs(p, par(a)); };
   }
-  PatternRef c1 = w.source(OpType::Conv, in1, attrs(kh1, kw1));
-  PatternRef c2 = w.source(OpType::Conv, in2, attrs(kh2, kw2));
+  PatternRef c1 = w.source(OpType::Conv, in.first, attrs(kh1, kw1));
+  PatternRef c2 = w.source(OpType::Conv, in.second, attrs(kh2, kw2));
   PatternRef first = enlarge ? w.target(OpType::EnlargeKernel, {k1}, {{AttrKey::KernelShape, AttrExpr::of_dims({kh2, kw2})}})
                              : k1;
-  std::vector<PatternRef> merged = {x, w.target(OpType::Concat, {first, k2}, {{AttrKey::Axis, lit(int64_t{0})}})};
-  if (bias) merged.push_back(w.target(OpType::Concat, {b1, b2}, {{AttrKey::Axis, lit(int64_t{0})}}));
-  split_into(w, w.target(OpType::Conv, merged, attrs(kh2, kw2)), 1, o1, o2, c1, c2);
+  split_into(w, w.target(OpType::Conv, in.merged(w, first), attrs(kh2, kw2)), 1, o1, o2, c1, c2);
   return w.finish();
 }
 
@@ -482,18 +506,11 @@ Rule merge_parallel_convs_mixed_activation(OpType act_type, Activation act, bool
   DimTerm kh = w.dim("kh", DimDomain::Kernel), kw = w.dim("kw", DimDomain::Kernel);
   PatternRef x = w.var("x", {n, c, h, wd});
   PatternRef k1 = w.weight("k1", {o1, c, kh, kw}), k2 = w.weight("k2", {o2, c, kh, kw});
-  std::vector<PatternRef> in1 = {x, k1}, in2 = {x, k2};
-  PatternRef b1, b2;
-  if (bias) {
-    in1.push_back(b1 = w.weight("b1", {o1}));
-    in2.push_back(b2 = w.weight("b2", {o2}));
-  }
+  const SiblingConvInputs in = sibling_conv_inputs(w, x, k1, k2, o1, o2, bias);
   const ConvParams p = conv_params(w);
-  PatternRef c1 = w.source(OpType::Conv, in1, conv_attrs(p, lit(static_cast<int64_t>(act))));
-  PatternRef c2 = w.source(OpType::Conv, in2, conv_attrs(p, lit(int64_t{0})));
-  std::vector<PatternRef> merged = {x, w.target(OpType::Concat, {k1, k2}, {{AttrKey::Axis, lit(int64_t{0})}})};
-  if (bias) merged.push_back(w.target(OpType::Concat, {b1, b2}, {{AttrKey::Axis, lit(int64_t{0})}}));
-  PatternRef conv = w.target(OpType::Conv, merged, conv_attrs(p, lit(int64_t{0})));
+  PatternRef c1 = w.source(OpType::Conv, in.first, conv_attrs(p, lit(static_cast<int64_t>(act))));
+  PatternRef c2 = w.source(OpType::Conv, in.second, conv_attrs(p, lit(int64_t{0})));
+  PatternRef conv = w.target(OpType::Conv, in.merged(w, k1), conv_attrs(p, lit(int64_t{0})));
   PatternRef split = w.target(OpType::Split, {conv},
                               {{AttrKey::Axis, lit(int64_t{1})}, {AttrKey::Split, AttrExpr::of_dims({o1, o2})}}, 2);
   w.output(c1, w.target(act_type, {split}));
