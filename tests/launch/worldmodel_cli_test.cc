@@ -263,7 +263,7 @@ TEST(WorldModelCli, TheAgentKeptIsTheBestRoundsAndEvaluatesToItsFigure) {
 // figure (docs/benchmarks/learning.md); a model-based agent may spend a
 // fifth of them.
 constexpr int64_t kResNet18ModelFreeSteps = 12288;      // env.reward=final: 16.37%
-constexpr int64_t kResNet50FullModelFreeSteps = 12288;  // location rewards: 9.467%
+constexpr int64_t kResNet50FullModelFreeSteps = 8192;   // location rewards: 9.467%
 constexpr double model_based_allowance(int64_t model_free_steps) { return static_cast<double>(model_free_steps) / 5; }
 
 // A learning test. On ResNet-18 under the H100's measured table, TASO's
