@@ -7,6 +7,7 @@
 #include "env/rules/rule_instance.h"
 #include "env/rules/rule_library.h"
 #include "env/rules/rule_verifier.h"
+#include "tests/support/default_rules.h"
 
 namespace graphworld::testing {
 
@@ -69,11 +70,9 @@ std::optional<Graph> source_instance(const Rule& rule) {
 }
 
 const Rule& default_rule(const std::string& name) {
-  for (const Rule& r : default_rule_library().rules)
-    if (r.name == name) return r;
-  ADD_FAILURE() << "no rule '" << name << "' in the default library";
-  static Rule none;
-  return none;
+  const int32_t index = default_rule_index(name);  // fails the test when there is none
+  static const Rule none;
+  return index < 0 ? none : default_matcher().rules()[static_cast<size_t>(index)];
 }
 
 }  // namespace graphworld::testing
