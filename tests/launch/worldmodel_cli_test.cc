@@ -267,6 +267,19 @@ constexpr int64_t kResNet50FullModelFreeSteps = 8192;   // location rewards: 9.4
 constexpr int64_t kNasRnnModelFreeSteps = 4096;         // location rewards: 39.45%
 constexpr double model_based_allowance(int64_t model_free_steps) { return static_cast<double>(model_free_steps) / 5; }
 
+// The kept agent of a run's --json output `out` goes 2 points past TASO's
+// search, and its round had spent at most a fifth of the model-free
+// agent's real steps.
+void expect_kept_agent_past_taso_within_allowance(const std::string& out, double taso_reduction,
+                                                  int64_t model_free_steps) {
+  EXPECT_GE(number_after(out, "kept_real_reduction"), taso_reduction + 2.0) << out;
+  const std::vector<double> steps = numbers_after(out, "real_steps");
+  const auto kept_round = static_cast<size_t>(number_after(out, "kept_round"));
+  ASSERT_GE(kept_round, 1u) << out;
+  ASSERT_LE(kept_round, steps.size()) << out;
+  EXPECT_LE(steps[kept_round - 1], model_based_allowance(model_free_steps)) << out;
+}
+
 // A learning test. On ResNet-18 under the H100's measured table, TASO's
 // search reaches 13.45% (greedy search the same): it merges each downsampling
 // block's parallel convs first. Going further needs both of a block's convs
@@ -285,16 +298,7 @@ TEST(WorldModelCli, RandomPlacesTakeTheAgentPastTasoOnResNet18) {
       " --rounds 2 --seed 1 --json",
       dir);
   if (HasFailure()) return;  // the run failed; its output is in the failure
-  const double taso_reduction = 13.45;
-  const double kept = number_after(out, "kept_real_reduction");
-  EXPECT_GE(kept, taso_reduction + 2.0) << out;
-  // The real steps spent by the kept round: at most a fifth of the
-  // model-free agent's.
-  const std::vector<double> steps = numbers_after(out, "real_steps");
-  const auto kept_round = static_cast<size_t>(number_after(out, "kept_round"));
-  ASSERT_GE(kept_round, 1u) << out;
-  ASSERT_LE(kept_round, steps.size()) << out;
-  EXPECT_LE(steps[kept_round - 1], model_based_allowance(kResNet18ModelFreeSteps)) << out;
+  expect_kept_agent_past_taso_within_allowance(out, /*taso_reduction=*/13.45, kResNet18ModelFreeSteps);
 }
 
 // A learning test. On NasRNN under the H100's measured table TASO's search
@@ -314,13 +318,7 @@ TEST(WorldModelCli, ShortRandomEpisodesTakeTheAgentPastTasoOnNasRnn) {
       " --dream-reward final --rounds 1 --seed 0 --json",
       dir);
   if (HasFailure()) return;  // the run failed; its output is in the failure
-  const double taso_reduction = 12.94;
-  EXPECT_GE(number_after(out, "kept_real_reduction"), taso_reduction + 2.0) << out;
-  const std::vector<double> steps = numbers_after(out, "real_steps");
-  const auto kept_round = static_cast<size_t>(number_after(out, "kept_round"));
-  ASSERT_GE(kept_round, 1u) << out;
-  ASSERT_LE(kept_round, steps.size()) << out;
-  EXPECT_LE(steps[kept_round - 1], model_based_allowance(kNasRnnModelFreeSteps)) << out;
+  expect_kept_agent_past_taso_within_allowance(out, /*taso_reduction=*/12.94, kNasRnnModelFreeSteps);
 }
 
 // A learning test for the look-ahead placement. On ResNet-50-full under the
