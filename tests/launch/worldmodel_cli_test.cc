@@ -280,6 +280,15 @@ void expect_kept_agent_past_taso_within_allowance(const std::string& out, double
   EXPECT_LE(steps[kept_round - 1], model_based_allowance(model_free_steps)) << out;
 }
 
+// Runs the agent with `flags` in a fresh folder `name` and checks its kept
+// agent as above.
+void expect_agent_past_taso_within_allowance(const std::string& name, const std::string& flags,
+                                             double taso_reduction, int64_t model_free_steps) {
+  const std::string out = run_agent(flags, fresh(name));
+  if (::testing::Test::HasFailure()) return;  // the run failed; its output is in the failure
+  expect_kept_agent_past_taso_within_allowance(out, taso_reduction, model_free_steps);
+}
+
 // A learning test. On ResNet-18 under the H100's measured table, TASO's
 // search reaches 13.45% (greedy search the same): it merges each downsampling
 // block's parallel convs first. Going further needs both of a block's convs
@@ -292,13 +301,11 @@ void expect_kept_agent_past_taso_within_allowance(const std::string& out, double
 // update a round) 10.64%. (With the 1307-rule library seed 2 did the same;
 // a library's size and order change the random streams.)
 TEST(WorldModelCli, RandomPlacesTakeTheAgentPastTasoOnResNet18) {
-  const std::string dir = fresh("worldmodel-cli-past-taso");
-  const std::string out = run_agent(
+  expect_agent_past_taso_within_allowance(
+      "worldmodel-cli-past-taso",
       "--graphs resnet18 --cost gpu --gpu h100-sxm --random-episodes 8 --random-locations --dream-reward final"
       " --rounds 2 --seed 1 --json",
-      dir);
-  if (HasFailure()) return;  // the run failed; its output is in the failure
-  expect_kept_agent_past_taso_within_allowance(out, /*taso_reduction=*/13.45, kResNet18ModelFreeSteps);
+      /*taso_reduction=*/13.45, kResNet18ModelFreeSteps);
 }
 
 // A learning test. On NasRNN under the H100's measured table TASO's search
@@ -312,13 +319,11 @@ TEST(WorldModelCli, RandomPlacesTakeTheAgentPastTasoOnResNet18) {
 // episodes included); with learning broken (one dream update) 12.30%.
 // Seeds 2 and 3 pass too, seed 1 stays at 12.40% (world-model.md).
 TEST(WorldModelCli, ShortRandomEpisodesTakeTheAgentPastTasoOnNasRnn) {
-  const std::string dir = fresh("worldmodel-cli-nasrnn");
-  const std::string out = run_agent(
+  expect_agent_past_taso_within_allowance(
+      "worldmodel-cli-nasrnn",
       "--graphs nasrnn --cost gpu --gpu h100-sxm --random-episodes 8 --random-steps 30 --random-locations"
       " --dream-reward final --rounds 1 --seed 0 --json",
-      dir);
-  if (HasFailure()) return;  // the run failed; its output is in the failure
-  expect_kept_agent_past_taso_within_allowance(out, /*taso_reduction=*/12.94, kNasRnnModelFreeSteps);
+      /*taso_reduction=*/12.94, kNasRnnModelFreeSteps);
 }
 
 // A learning test for the look-ahead placement. On ResNet-50-full under the
