@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,13 @@ namespace graphworld::testing {
 // Runs `graphworld ARGS`; returns its exit status, `out` gets stdout+stderr.
 inline int gw(const std::string& args, std::string* out) {
   return run_command(graphworld_binary() + " " + args, out);
+}
+
+// The number after "key": in `json` (the first such key), or -1 if none.
+inline double json_number(const std::string& json, const std::string& key) {
+  std::smatch m;
+  if (!std::regex_search(json, m, std::regex("\"" + key + "\":(-?[0-9.eE+-]+)"))) return -1;
+  return std::stod(m[1]);
 }
 
 inline void expect_keys(const std::string& json, const std::vector<std::string>& keys) {

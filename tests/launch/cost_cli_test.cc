@@ -12,16 +12,11 @@ namespace graphworld {
 namespace {
 
 using testing::gw;
+using testing::json_number;
 int64_t json_int(const std::string& json, const std::string& key) {
   std::smatch m;
   if (!std::regex_search(json, m, std::regex("\"" + key + "\":(-?[0-9]+)"))) return -1;
   return std::stoll(m[1]);
-}
-
-double json_number(const std::string& json, const std::string& key) {
-  std::smatch m;
-  if (!std::regex_search(json, m, std::regex("\"" + key + "\":(-?[0-9.eE+-]+)"))) return -1;
-  return std::stod(m[1]);
 }
 
 // Only the JSON line: progress goes to stderr, which run_command also captures.
